@@ -1,0 +1,318 @@
+//! Bots: one [`Bot`] trait (state in, move out), the built-in bots of every
+//! game, and bot specifications such as `optimal:iters=20000`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::game::{Game, Outcome, Seat};
+use crate::record::Forfeit;
+
+pub mod random;
+pub mod tictactoe;
+
+pub use random::RandomBot;
+
+/// Time allowed to a bot: per move, and once more for start-up on the first turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeControl {
+    /// The per-move limit in milliseconds.
+    pub move_ms: u64,
+    /// Extra time on the first turn only, for interpreter start-up.
+    pub startup_ms: u64,
+}
+
+impl Default for TimeControl {
+    fn default() -> Self {
+        TimeControl {
+            move_ms: 1000,
+            startup_ms: 2000,
+        }
+    }
+}
+
+/// A player. The referee calls `begin` once, `select_move` on each of the
+/// bot's turns, and `end` once. A bot that misbehaves returns a [`Forfeit`]:
+/// a result, not a crash.
+pub trait Bot<G: Game>: Send {
+    /// The bot's display name.
+    fn name(&self) -> &str;
+
+    /// Called once before the first move.
+    fn begin(&mut self, _seat: Seat, _time: &TimeControl) -> Result<(), Forfeit> {
+        Ok(())
+    }
+
+    /// The bot's move in `pos`, where it is to move. Bots choose from the
+    /// position alone: calls may come from unrelated lines of play.
+    fn select_move(&mut self, pos: &G) -> Result<G::Move, Forfeit>;
+
+    /// The bot's own measurement of its last move's time in µs, when it has a
+    /// more exact one than the caller's stopwatch (external bots do).
+    fn last_move_time_us(&self) -> Option<u64> {
+        None
+    }
+
+    /// Called once when the game is over, from this bot's point of view.
+    fn end(&mut self, _result: BotResult) {}
+}
+
+impl<G: Game> Bot<G> for Box<dyn Bot<G>> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn begin(&mut self, seat: Seat, time: &TimeControl) -> Result<(), Forfeit> {
+        (**self).begin(seat, time)
+    }
+    fn select_move(&mut self, pos: &G) -> Result<G::Move, Forfeit> {
+        (**self).select_move(pos)
+    }
+    fn last_move_time_us(&self) -> Option<u64> {
+        (**self).last_move_time_us()
+    }
+    fn end(&mut self, result: BotResult) {
+        (**self).end(result)
+    }
+}
+
+/// A game's result from one bot's point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BotResult {
+    /// This bot won.
+    Win,
+    /// This bot lost.
+    Loss,
+    /// Nobody won.
+    Draw,
+}
+
+impl BotResult {
+    /// The result for `seat` of a game that ended with `outcome`.
+    pub fn for_seat(outcome: Outcome, seat: Seat) -> BotResult {
+        match outcome {
+            Outcome::Draw => BotResult::Draw,
+            Outcome::Win(s) if s == seat => BotResult::Win,
+            Outcome::Win(_) => BotResult::Loss,
+        }
+    }
+
+    /// `win`, `loss` or `draw`, as the protocol's end line says it.
+    pub fn word(self) -> &'static str {
+        match self {
+            BotResult::Win => "win",
+            BotResult::Loss => "loss",
+            BotResult::Draw => "draw",
+        }
+    }
+}
+
+/// A bad bot name, parameter or value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BotError(pub String);
+
+/// `key=value` parameters of a built-in bot, as in `optimal:iters=20000,c=1.2`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Params {
+    bot: String,
+    values: BTreeMap<String, String>,
+}
+
+impl Params {
+    /// Parses `k=v,k=v` for the bot named `bot` (used in error messages).
+    pub fn parse(bot: &str, text: &str) -> Result<Params, BotError> {
+        let mut values = BTreeMap::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = part.split_once('=').ok_or_else(|| {
+                BotError(format!(
+                    "bot '{bot}': parameter '{part}' must be written key=value"
+                ))
+            })?;
+            let k = k.trim().to_string();
+            if values.insert(k.clone(), v.trim().to_string()).is_some() {
+                return Err(BotError(format!("bot '{bot}': parameter '{k}' given twice")));
+            }
+        }
+        Ok(Params {
+            bot: bot.to_string(),
+            values,
+        })
+    }
+
+    /// No parameters.
+    pub fn none(bot: &str) -> Params {
+        Params {
+            bot: bot.to_string(),
+            values: BTreeMap::new(),
+        }
+    }
+
+    /// Fails on any key not in `known`, naming it and the accepted keys.
+    pub fn only(&self, known: &[&str]) -> Result<(), BotError> {
+        for k in self.values.keys() {
+            if !known.contains(&k.as_str()) {
+                let accepted = if known.is_empty() {
+                    "it takes no parameters".to_string()
+                } else {
+                    format!("accepted: {}", known.join(", "))
+                };
+                return Err(BotError(format!(
+                    "bot '{}': unknown parameter '{k}' ({accepted})",
+                    self.bot
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// A typed parameter, or `default` when absent.
+    pub fn get<T: FromStr>(&self, key: &str, default: T) -> Result<T, BotError> {
+        match self.values.get(key) {
+            None => Ok(default),
+            Some(v) => v.parse().map_err(|_| {
+                BotError(format!(
+                    "bot '{}': bad value '{v}' for parameter '{key}'",
+                    self.bot
+                ))
+            }),
+        }
+    }
+
+    /// A typed parameter if present.
+    pub fn opt<T: FromStr>(&self, key: &str) -> Result<Option<T>, BotError> {
+        match self.values.get(key) {
+            None => Ok(None),
+            Some(v) => v.parse().map(Some).map_err(|_| {
+                BotError(format!(
+                    "bot '{}': bad value '{v}' for parameter '{key}'",
+                    self.bot
+                ))
+            }),
+        }
+    }
+}
+
+/// A built-in bot's description for `referee bots`.
+#[derive(Clone, Debug)]
+pub struct BuiltinInfo {
+    /// Its name.
+    pub name: &'static str,
+    /// One line on how it plays.
+    pub description: &'static str,
+    /// Its parameters as `key=default: meaning`.
+    pub params: Vec<&'static str>,
+}
+
+/// Games whose built-in bots can be made by name.
+pub trait BuiltinBots: Game {
+    /// The built-in bots of this game.
+    fn builtins() -> Vec<BuiltinInfo>;
+
+    /// Makes the built-in bot `name` with these parameters, seeded by `seed`.
+    /// Returns `Ok(None)` when no built-in has that name.
+    fn make_builtin(
+        name: &str,
+        params: &Params,
+        seed: u64,
+    ) -> Result<Option<Box<dyn Bot<Self>>>, BotError>;
+}
+
+/// A bot as named by a user: a built-in with parameters (`optimal:iters=5000`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuiltinSpec {
+    /// The built-in's name.
+    pub name: String,
+    /// The parameter text after the colon.
+    pub params: String,
+}
+
+impl fmt::Display for BuiltinSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.params.is_empty() {
+            f.write_str(&self.name)
+        } else {
+            write!(f, "{}:{}", self.name, self.params)
+        }
+    }
+}
+
+impl BuiltinSpec {
+    /// Splits `name[:k=v,...]`.
+    pub fn parse(text: &str) -> BuiltinSpec {
+        let t = text.trim();
+        match t.split_once(':') {
+            Some((n, p)) => BuiltinSpec {
+                name: n.trim().to_string(),
+                params: p.trim().to_string(),
+            },
+            None => BuiltinSpec {
+                name: t.to_string(),
+                params: String::new(),
+            },
+        }
+    }
+
+    /// Whether `name` is a built-in bot of game `G`.
+    pub fn is_builtin<G: BuiltinBots>(&self) -> bool {
+        G::builtins().iter().any(|b| b.name == self.name)
+    }
+
+    /// Makes the bot for game `G`, seeded by `seed`.
+    pub fn make<G: BuiltinBots>(&self, seed: u64) -> Result<Box<dyn Bot<G>>, BotError> {
+        let params = Params::parse(&self.name, &self.params)?;
+        G::make_builtin(&self.name, &params, seed)?.ok_or_else(|| {
+            let names: Vec<_> = G::builtins().iter().map(|b| b.name).collect();
+            BotError(format!(
+                "unknown bot '{}' for {} (built-ins: {})",
+                self.name,
+                G::KIND,
+                names.join(", ")
+            ))
+        })
+    }
+}
+
+/// Picks uniformly among `best`, a helper shared by bots that break ties at random.
+pub fn pick<T: Copy, R: rand::Rng + ?Sized>(best: &[T], rng: &mut R) -> Option<T> {
+    if best.is_empty() {
+        None
+    } else {
+        Some(best[rng.random_range(0..best.len())])
+    }
+}
+
+/// A forfeit for an in-process bot asked to move where it cannot.
+pub fn no_move_forfeit<G: Game>(pos: &G) -> Forfeit {
+    let mut f = Forfeit::new(
+        crate::record::ForfeitReason::Illegal,
+        "asked to move in a finished position",
+    );
+    f.position = pos.to_string();
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_parse_and_validate() {
+        let p = Params::parse("optimal", "iters=200, c=1.5").unwrap();
+        assert_eq!(p.get("iters", 0u32).unwrap(), 200);
+        assert_eq!(p.get("c", 0.0f64).unwrap(), 1.5);
+        assert!(p.only(&["iters", "c"]).is_ok());
+        let e = p.only(&["iters"]).unwrap_err().to_string();
+        assert!(e.contains("unknown parameter 'c'"), "{e}");
+        assert!(Params::parse("x", "iters").is_err());
+        assert!(Params::parse("x", "a=1,a=2").is_err());
+        assert!(p.get::<u32>("c", 0).is_err());
+    }
+
+    #[test]
+    fn spec_splits_name_and_params() {
+        let s = BuiltinSpec::parse("optimal:iters=5");
+        assert_eq!(s.name, "optimal");
+        assert_eq!(s.params, "iters=5");
+        assert_eq!(s.to_string(), "optimal:iters=5");
+    }
+}

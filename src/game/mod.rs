@@ -1,0 +1,401 @@
+//! Games: one [`Game`] trait and the three games of the tic-tac-toe family.
+//!
+//! A position's `Display`/`FromStr` text is the public wire format of the bot
+//! protocol (docs/protocol.md), so the text form and the wire form are one thing.
+
+use std::fmt::{self, Debug, Display};
+use std::hash::Hash;
+use std::str::FromStr;
+
+use arrayvec::ArrayVec;
+use rand::Rng;
+
+pub mod tictactoe;
+
+pub use tictactoe::TicTacToe;
+
+/// The most legal moves any position of any game can have (Notakto with 26
+/// empty boards has 234).
+pub const MAX_MOVES: usize = 256;
+
+/// A list of moves kept on the stack: generating moves never allocates.
+pub type MoveList<M> = ArrayVec<M, MAX_MOVES>;
+
+/// One of the two players. Player 1 moves first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Seat {
+    /// Player 1, who moves first (X in tic-tac-toe and UTTT).
+    One,
+    /// Player 2 (O in tic-tac-toe and UTTT).
+    Two,
+}
+
+impl Seat {
+    /// Both seats, player 1 first.
+    pub const BOTH: [Seat; 2] = [Seat::One, Seat::Two];
+
+    /// The other player.
+    pub fn other(self) -> Seat {
+        match self {
+            Seat::One => Seat::Two,
+            Seat::Two => Seat::One,
+        }
+    }
+
+    /// 0 for player 1, 1 for player 2: an index into per-seat arrays.
+    pub fn index(self) -> usize {
+        match self {
+            Seat::One => 0,
+            Seat::Two => 1,
+        }
+    }
+
+    /// 1 or 2, the player number people and the protocol use.
+    pub fn number(self) -> u8 {
+        self.index() as u8 + 1
+    }
+
+    /// The seat with the given player number (1 or 2).
+    pub fn from_number(n: u8) -> Option<Seat> {
+        match n {
+            1 => Some(Seat::One),
+            2 => Some(Seat::Two),
+            _ => None,
+        }
+    }
+}
+
+impl Display for Seat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.number())
+    }
+}
+
+/// How a finished game ended on the board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// This seat won.
+    Win(Seat),
+    /// Nobody won.
+    Draw,
+}
+
+impl Outcome {
+    /// The winner, if any.
+    pub fn winner(self) -> Option<Seat> {
+        match self {
+            Outcome::Win(s) => Some(s),
+            Outcome::Draw => None,
+        }
+    }
+
+    /// Points for `seat`: win 1, draw 0.5, loss 0.
+    pub fn points(self, seat: Seat) -> f64 {
+        match self {
+            Outcome::Win(s) if s == seat => 1.0,
+            Outcome::Win(_) => 0.0,
+            Outcome::Draw => 0.5,
+        }
+    }
+}
+
+/// The games referee knows, for choosing one at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GameKind {
+    /// Classic 3x3 tic-tac-toe.
+    #[serde(rename = "tictactoe")]
+    TicTacToe,
+    /// X-only misère tic-tac-toe on several boards.
+    Notakto,
+    /// Ultimate tic-tac-toe.
+    Uttt,
+}
+
+impl GameKind {
+    /// Every game, in a fixed order.
+    pub const ALL: [GameKind; 3] = [GameKind::TicTacToe, GameKind::Notakto, GameKind::Uttt];
+
+    /// The name used on the command line and in the protocol.
+    pub fn name(self) -> &'static str {
+        match self {
+            GameKind::TicTacToe => "tictactoe",
+            GameKind::Notakto => "notakto",
+            GameKind::Uttt => "uttt",
+        }
+    }
+}
+
+impl Display for GameKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for GameKind {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "tictactoe" | "tic-tac-toe" | "ttt" => Ok(GameKind::TicTacToe),
+            "notakto" => Ok(GameKind::Notakto),
+            "uttt" | "ultimate" => Ok(GameKind::Uttt),
+            other => Err(ParseError::new(format!(
+                "unknown game '{other}' (expected tictactoe, notakto or uttt)"
+            ))),
+        }
+    }
+}
+
+/// Options that choose a game's starting position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct GameOptions {
+    /// Number of Notakto boards (1..=26); ignored by the other games.
+    pub boards: u8,
+}
+
+impl Default for GameOptions {
+    fn default() -> Self {
+        GameOptions { boards: 3 }
+    }
+}
+
+impl GameOptions {
+    /// Checks the options, with a message naming the bad value.
+    pub fn validate(&self) -> Result<(), ParseError> {
+        if !(1..=26).contains(&self.boards) {
+            return Err(ParseError::new(format!(
+                "boards must be between 1 and 26, got {}",
+                self.boards
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A position or move text that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError(String);
+
+impl ParseError {
+    /// A parse error with this message.
+    pub fn new(msg: impl Into<String>) -> Self {
+        ParseError(msg.into())
+    }
+}
+
+impl Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// A move that is not legal in the position it was played in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IllegalMove {
+    /// The move's text.
+    pub mv: String,
+    /// Why it is not legal.
+    pub reason: String,
+}
+
+impl Display for IllegalMove {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "illegal move {}: {}", self.mv, self.reason)
+    }
+}
+
+impl std::error::Error for IllegalMove {}
+
+/// A game position: rules, move generation and the text forms.
+///
+/// Required methods are the rules; provided methods (`is_legal`, `play`, ...)
+/// are built on them and are not meant to be overridden except for speed.
+pub trait Game:
+    Clone + Eq + Hash + Debug + Display + FromStr<Err = ParseError> + Send + Sync + 'static
+{
+    /// A move: a small `Copy` value whose text is the protocol's move text.
+    type Move: Copy + Eq + Hash + Debug + Display + FromStr<Err = ParseError> + Send + Sync + 'static;
+
+    /// Which game this is.
+    const KIND: GameKind;
+
+    /// The starting position for these options.
+    fn start(opts: &GameOptions) -> Self;
+
+    /// The options this position was started with (e.g. its number of boards).
+    fn options(&self) -> GameOptions;
+
+    /// The player to move.
+    fn to_move(&self) -> Seat;
+
+    /// Every legal move; empty when the game is over.
+    fn legal_moves(&self) -> MoveList<Self::Move>;
+
+    /// Plays a move known to be legal. Behaviour for an illegal move is unspecified
+    /// (but memory safe).
+    fn play_unchecked(&mut self, mv: Self::Move);
+
+    /// The result, once the game is over.
+    fn outcome(&self) -> Option<Outcome>;
+
+    /// Number of moves played since the empty position.
+    fn ply(&self) -> usize;
+
+    /// A human-readable multi-line drawing of the position.
+    fn render(&self) -> String;
+
+    /// Why `mv` is illegal here, or `None` when it is legal.
+    fn illegality(&self, mv: Self::Move) -> Option<String> {
+        if self.outcome().is_some() {
+            return Some("the game is over".to_string());
+        }
+        if self.legal_moves().contains(&mv) {
+            None
+        } else {
+            Some("not a legal move in this position".to_string())
+        }
+    }
+
+    /// Whether `mv` is legal here.
+    fn is_legal(&self, mv: Self::Move) -> bool {
+        self.illegality(mv).is_none()
+    }
+
+    /// Plays `mv` after checking it.
+    fn play(&mut self, mv: Self::Move) -> Result<(), IllegalMove> {
+        match self.illegality(mv) {
+            None => {
+                self.play_unchecked(mv);
+                Ok(())
+            }
+            Some(reason) => Err(IllegalMove {
+                mv: mv.to_string(),
+                reason,
+            }),
+        }
+    }
+
+    /// Whether the game is over.
+    fn is_over(&self) -> bool {
+        self.outcome().is_some()
+    }
+
+    /// A uniformly random legal move, or `None` when the game is over.
+    fn random_move<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<Self::Move> {
+        let moves = self.legal_moves();
+        if moves.is_empty() {
+            None
+        } else {
+            Some(moves[rng.random_range(0..moves.len())])
+        }
+    }
+
+    /// Plays uniformly random moves to the end and returns the result.
+    fn random_playout<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Outcome {
+        loop {
+            if let Some(o) = self.outcome() {
+                return o;
+            }
+            match self.random_move(rng) {
+                Some(mv) => self.play_unchecked(mv),
+                // A position with no moves must report an outcome; treat a
+                // broken invariant as a draw rather than loop forever.
+                None => return Outcome::Draw,
+            }
+        }
+    }
+
+    /// Parses a move in this game's notation.
+    fn parse_move(text: &str) -> Result<Self::Move, ParseError> {
+        text.trim().parse()
+    }
+}
+
+/// Counts leaf positions `depth` plies ahead (positions where the game ended
+/// earlier are not counted), the standard move-generator check.
+pub fn perft<G: Game>(pos: &G, depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    let moves = pos.legal_moves();
+    if depth == 1 {
+        return moves.len() as u64;
+    }
+    let mut total = 0;
+    for mv in moves {
+        let mut next = pos.clone();
+        next.play_unchecked(mv);
+        total += perft(&next, depth - 1);
+    }
+    total
+}
+
+/// Runs `f` with the concrete game type for `kind`: the one place where the
+/// game is chosen at run time; everything behind it is generic.
+#[macro_export]
+macro_rules! with_game {
+    ($kind:expr, $g:ident => $body:expr) => {
+        match $kind {
+            $crate::game::GameKind::TicTacToe => {
+                type $g = $crate::game::TicTacToe;
+                $body
+            }
+            $crate::game::GameKind::Notakto => {
+                type $g = $crate::game::Notakto;
+                $body
+            }
+            $crate::game::GameKind::Uttt => {
+                type $g = $crate::game::Uttt;
+                $body
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+pub(crate) mod consistency {
+    //! One generic consistency checker that every game's tests call.
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+    use std::collections::HashSet;
+
+    /// Plays `games` random games and checks, at every position: legal moves
+    /// agree with `is_legal`, have no duplicates, a finished game has none,
+    /// and position and move texts round-trip.
+    pub fn check<G: Game>(opts: &GameOptions, games: usize, seed: u64) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for _ in 0..games {
+            let mut pos = G::start(opts);
+            loop {
+                let text = pos.to_string();
+                let back: G = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+                assert_eq!(back, pos, "position text does not round-trip: {text}");
+                assert_eq!(back.to_string(), text);
+                let moves = pos.legal_moves();
+                let set: HashSet<_> = moves.iter().copied().collect();
+                assert_eq!(set.len(), moves.len(), "duplicate moves in {text}");
+                for &mv in &moves {
+                    assert!(pos.is_legal(mv), "{mv} listed but not legal in {text}");
+                    let mt = mv.to_string();
+                    assert_eq!(G::parse_move(&mt).unwrap(), mv, "move text {mt}");
+                }
+                if pos.outcome().is_some() {
+                    assert!(moves.is_empty(), "finished game has moves: {text}");
+                    break;
+                }
+                assert!(!moves.is_empty(), "unfinished game without moves: {text}");
+                let mv = pos.random_move(&mut rng).unwrap();
+                let ply = pos.ply();
+                let mover = pos.to_move();
+                pos.play(mv).unwrap();
+                assert_eq!(pos.ply(), ply + 1);
+                if pos.outcome().is_none() {
+                    assert_eq!(pos.to_move(), mover.other(), "turn did not pass in {pos}");
+                }
+            }
+        }
+    }
+}

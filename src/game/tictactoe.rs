@@ -1,0 +1,434 @@
+//! Classic 3x3 tic-tac-toe on two 9-bit bitboards.
+//!
+//! Position text: 9 characters, row-major, each `X`, `O` or `.`; X is to move
+//! when the counts are equal. Move text: one digit `0`-`8`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use rand::Rng;
+
+use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
+
+/// The eight lines of a 3x3 board as bit masks (bit i = cell i, row-major).
+pub const LINES: [u16; 8] = [
+    0b000_000_111,
+    0b000_111_000,
+    0b111_000_000,
+    0b001_001_001,
+    0b010_010_010,
+    0b100_100_100,
+    0b100_010_001,
+    0b001_010_100,
+];
+
+/// All nine cells.
+pub const FULL: u16 = 0x1ff;
+
+/// Whether the cells in `bits` contain a complete line.
+#[inline]
+pub fn has_line(bits: u16) -> bool {
+    // Unrolled: this is the hot path of every playout.
+    let b = bits;
+    (b & 0b111 == 0b111)
+        || (b & 0b111_000 == 0b111_000)
+        || (b & 0b111_000_000 == 0b111_000_000)
+        || (b & 0b001_001_001 == 0b001_001_001)
+        || (b & 0b010_010_010 == 0b010_010_010)
+        || (b & 0b100_100_100 == 0b100_100_100)
+        || (b & 0b100_010_001 == 0b100_010_001)
+        || (b & 0b001_010_100 == 0b001_010_100)
+}
+
+/// Cells that would complete a line for `own` if taken, among `empty` cells.
+#[inline]
+pub fn winning_cells(own: u16, empty: u16) -> u16 {
+    let mut out = 0;
+    for line in LINES {
+        let missing = line & !own;
+        if missing.count_ones() == 1 && missing & empty != 0 {
+            out |= missing;
+        }
+    }
+    out
+}
+
+/// Index of the `n`-th set bit of `bits` (n counted from 0).
+#[inline]
+pub(crate) fn nth_set_bit(mut bits: u32, n: u32) -> u32 {
+    for _ in 0..n {
+        bits &= bits - 1;
+    }
+    bits.trailing_zeros()
+}
+
+/// A tic-tac-toe cell, 0..=8 row-major. Its text is the digit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Cell(u8);
+
+impl Cell {
+    /// The cell with this index, if it is 0..=8.
+    pub fn new(index: u8) -> Option<Cell> {
+        (index < 9).then_some(Cell(index))
+    }
+
+    /// The cell at (row, column), both 0..=2.
+    pub fn from_row_col(row: u8, col: u8) -> Option<Cell> {
+        (row < 3 && col < 3).then_some(Cell(row * 3 + col))
+    }
+
+    /// The index 0..=8.
+    pub fn index(self) -> u8 {
+        self.0
+    }
+}
+
+impl fmt::Display for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl FromStr for Cell {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        let t = s.trim();
+        match t.as_bytes() {
+            [d @ b'0'..=b'8'] => Ok(Cell(d - b'0')),
+            _ => Err(ParseError::new(format!(
+                "bad tictactoe move '{t}': expected one digit 0-8"
+            ))),
+        }
+    }
+}
+
+/// A tic-tac-toe position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct TicTacToe {
+    x: u16,
+    o: u16,
+}
+
+impl TicTacToe {
+    /// The empty board.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Player 1's (X) cells as a bit mask.
+    pub fn x_bits(&self) -> u16 {
+        self.x
+    }
+
+    /// Player 2's (O) cells as a bit mask.
+    pub fn o_bits(&self) -> u16 {
+        self.o
+    }
+
+    /// Empty cells as a bit mask.
+    pub fn empty_bits(&self) -> u16 {
+        FULL & !(self.x | self.o)
+    }
+
+    /// The bits of `seat`'s stones.
+    pub fn bits(&self, seat: Seat) -> u16 {
+        match seat {
+            Seat::One => self.x,
+            Seat::Two => self.o,
+        }
+    }
+
+    /// Builds a position from two masks, checking it as the text parser does.
+    pub fn from_bits(x: u16, o: u16) -> Result<Self, ParseError> {
+        let pos = TicTacToe { x, o };
+        pos.validate()?;
+        Ok(pos)
+    }
+
+    fn validate(&self) -> Result<(), ParseError> {
+        if self.x & self.o != 0 || (self.x | self.o) & !FULL != 0 {
+            return Err(ParseError::new("overlapping or out-of-range cells"));
+        }
+        let (nx, no) = (self.x.count_ones(), self.o.count_ones());
+        if nx != no && nx != no + 1 {
+            return Err(ParseError::new(format!(
+                "impossible counts: {nx} X and {no} O (X moves first, so X = O or X = O + 1)"
+            )));
+        }
+        let (xw, ow) = (has_line(self.x), has_line(self.o));
+        if xw && ow {
+            return Err(ParseError::new("both X and O have three in a row"));
+        }
+        if xw && nx != no + 1 {
+            return Err(ParseError::new(
+                "X has three in a row but O has moved since",
+            ));
+        }
+        if ow && nx != no {
+            return Err(ParseError::new(
+                "O has three in a row but X has moved since",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The symmetry images of a cell under the 8 symmetries of the square.
+    pub const SYMMETRIES: [[u8; 9]; 8] = [
+        [0, 1, 2, 3, 4, 5, 6, 7, 8],
+        [2, 5, 8, 1, 4, 7, 0, 3, 6],
+        [8, 7, 6, 5, 4, 3, 2, 1, 0],
+        [6, 3, 0, 7, 4, 1, 8, 5, 2],
+        [2, 1, 0, 5, 4, 3, 8, 7, 6],
+        [6, 7, 8, 3, 4, 5, 0, 1, 2],
+        [0, 3, 6, 1, 4, 7, 2, 5, 8],
+        [8, 5, 2, 7, 4, 1, 6, 3, 0],
+    ];
+}
+
+/// Maps a 9-bit cell mask through a symmetry table.
+pub fn map_bits(bits: u16, sym: &[u8; 9]) -> u16 {
+    let mut out = 0;
+    for (i, &t) in sym.iter().enumerate() {
+        if bits & (1 << i) != 0 {
+            out |= 1 << t;
+        }
+    }
+    out
+}
+
+impl fmt::Display for TicTacToe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = [b'.'; 9];
+        for (i, c) in s.iter_mut().enumerate() {
+            if self.x & (1 << i) != 0 {
+                *c = b'X';
+            } else if self.o & (1 << i) != 0 {
+                *c = b'O';
+            }
+        }
+        // The buffer holds only ASCII.
+        f.write_str(std::str::from_utf8(&s).map_err(|_| fmt::Error)?)
+    }
+}
+
+impl FromStr for TicTacToe {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        let t = s.trim();
+        if t.len() != 9 {
+            return Err(ParseError::new(format!(
+                "tictactoe position must be 9 characters of X, O or '.', got {} characters",
+                t.chars().count()
+            )));
+        }
+        let mut pos = TicTacToe::default();
+        for (i, c) in t.bytes().enumerate() {
+            match c {
+                b'X' => pos.x |= 1 << i,
+                b'O' => pos.o |= 1 << i,
+                b'.' => {}
+                _ => {
+                    return Err(ParseError::new(format!(
+                        "bad character '{}' at position {i} of tictactoe position (expected X, O or '.')",
+                        c as char
+                    )))
+                }
+            }
+        }
+        pos.validate()?;
+        Ok(pos)
+    }
+}
+
+impl Game for TicTacToe {
+    type Move = Cell;
+    const KIND: GameKind = GameKind::TicTacToe;
+
+    fn start(_opts: &GameOptions) -> Self {
+        Self::default()
+    }
+
+    fn options(&self) -> GameOptions {
+        GameOptions::default()
+    }
+
+    #[inline]
+    fn to_move(&self) -> Seat {
+        if self.x.count_ones() == self.o.count_ones() {
+            Seat::One
+        } else {
+            Seat::Two
+        }
+    }
+
+    fn legal_moves(&self) -> MoveList<Cell> {
+        let mut list = MoveList::new();
+        if self.outcome().is_some() {
+            return list;
+        }
+        let mut empty = self.empty_bits();
+        while empty != 0 {
+            list.push(Cell(empty.trailing_zeros() as u8));
+            empty &= empty - 1;
+        }
+        list
+    }
+
+    #[inline]
+    fn play_unchecked(&mut self, mv: Cell) {
+        let bit = 1u16 << (mv.0 & 15);
+        if self.x.count_ones() == self.o.count_ones() {
+            self.x |= bit;
+        } else {
+            self.o |= bit;
+        }
+    }
+
+    #[inline]
+    fn outcome(&self) -> Option<Outcome> {
+        if has_line(self.x) {
+            Some(Outcome::Win(Seat::One))
+        } else if has_line(self.o) {
+            Some(Outcome::Win(Seat::Two))
+        } else if self.x | self.o == FULL {
+            Some(Outcome::Draw)
+        } else {
+            None
+        }
+    }
+
+    fn ply(&self) -> usize {
+        (self.x | self.o).count_ones() as usize
+    }
+
+    fn render(&self) -> String {
+        let mut out = String::new();
+        for row in 0..3 {
+            let cells: Vec<String> = (0..3)
+                .map(|col| {
+                    let i = row * 3 + col;
+                    if self.x & (1 << i) != 0 {
+                        "X".to_string()
+                    } else if self.o & (1 << i) != 0 {
+                        "O".to_string()
+                    } else {
+                        i.to_string()
+                    }
+                })
+                .collect();
+            out.push_str(&format!(" {} | {} | {}\n", cells[0], cells[1], cells[2]));
+            if row < 2 {
+                out.push_str("---+---+---\n");
+            }
+        }
+        out
+    }
+
+    fn illegality(&self, mv: Cell) -> Option<String> {
+        if self.outcome().is_some() {
+            Some("the game is over".into())
+        } else if mv.0 > 8 {
+            Some(format!("cell {} is out of range 0-8", mv.0))
+        } else if (self.x | self.o) & (1 << mv.0) != 0 {
+            Some(format!("cell {} is occupied", mv.0))
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn random_move<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<Cell> {
+        if self.outcome().is_some() {
+            return None;
+        }
+        let empty = self.empty_bits() as u32;
+        let n = rng.random_range(0..empty.count_ones());
+        Some(Cell(nth_set_bit(empty, n) as u8))
+    }
+
+    fn random_playout<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Outcome {
+        // Only the mover's last stone can have made a line, so check just that.
+        if let Some(o) = self.outcome() {
+            return o;
+        }
+        let mut mover = self.to_move();
+        loop {
+            let empty = (FULL & !(self.x | self.o)) as u32;
+            let n = rng.random_range(0..empty.count_ones());
+            let bit = 1u16 << nth_set_bit(empty, n);
+            let own = match mover {
+                Seat::One => &mut self.x,
+                Seat::Two => &mut self.o,
+            };
+            *own |= bit;
+            if has_line(*own) {
+                return Outcome::Win(mover);
+            }
+            if self.x | self.o == FULL {
+                return Outcome::Draw;
+            }
+            mover = mover.other();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{consistency, perft};
+
+    #[test]
+    fn perft_table() {
+        let expected = [
+            1u64, 9, 72, 504, 3024, 15120, 54720, 148176, 200448, 127872,
+        ];
+        let start = TicTacToe::new();
+        for (depth, &n) in expected.iter().enumerate() {
+            assert_eq!(perft(&start, depth as u32), n, "depth {depth}");
+        }
+    }
+
+    #[test]
+    fn consistency() {
+        consistency::check::<TicTacToe>(&GameOptions::default(), 300, 1);
+    }
+
+    #[test]
+    fn rejects_bad_positions() {
+        for (text, needle) in [
+            ("XX.......", "impossible counts"),
+            ("XXXOO....", ""),
+            ("XXXOOO...", "both"),
+            ("XXX.OO.O.", "O has moved"),
+            ("X........X", "9 characters"),
+            ("X.......x", "bad character"),
+        ] {
+            match text.parse::<TicTacToe>() {
+                Ok(_) => assert!(needle.is_empty(), "{text} accepted"),
+                Err(e) => assert!(e.to_string().contains(needle), "{text}: {e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn illegal_moves_are_named() {
+        let mut p: TicTacToe = "X........".parse().unwrap();
+        let e = p.play(Cell(0)).unwrap_err();
+        assert!(e.reason.contains("occupied"));
+        assert!("9".parse::<Cell>().is_err());
+    }
+
+    #[test]
+    fn symmetries_are_permutations() {
+        for s in TicTacToe::SYMMETRIES {
+            let mut seen = [false; 9];
+            for c in s {
+                seen[c as usize] = true;
+            }
+            assert!(seen.iter().all(|&b| b));
+            for line in LINES {
+                assert!(LINES.contains(&map_bits(line, &s)));
+            }
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! What a game leaves behind: the game record, and forfeits carried as data.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::{Outcome, Seat};
+
+/// Why a bot lost by forfeit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForfeitReason {
+    /// No complete reply line within the time limit.
+    Timeout,
+    /// A well-formed move that is not legal in the position.
+    Illegal,
+    /// A reply that is not a move at all (garbage, too long, not UTF-8).
+    Malformed,
+    /// The bot exited or closed its output during the game.
+    Crash,
+    /// The bot could not be started, or died before its first reply.
+    Startup,
+}
+
+impl ForfeitReason {
+    /// Every reason, in a fixed order for tables.
+    pub const ALL: [ForfeitReason; 5] = [
+        ForfeitReason::Timeout,
+        ForfeitReason::Illegal,
+        ForfeitReason::Malformed,
+        ForfeitReason::Crash,
+        ForfeitReason::Startup,
+    ];
+
+    /// The lowercase name used in records and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            ForfeitReason::Timeout => "timeout",
+            ForfeitReason::Illegal => "illegal",
+            ForfeitReason::Malformed => "malformed",
+            ForfeitReason::Crash => "crash",
+            ForfeitReason::Startup => "startup",
+        }
+    }
+}
+
+impl fmt::Display for ForfeitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The details of a forfeit: enough to see what the bot did wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Forfeit {
+    /// Why.
+    pub reason: ForfeitReason,
+    /// The seat that forfeited (filled in by the referee).
+    pub seat: u8,
+    /// The move number (1-based ply) the bot was asked for.
+    pub move_number: usize,
+    /// Time measured from the turn line to the reply (or to the deadline), in µs.
+    pub time_us: u64,
+    /// How far past the limit the bot went, in µs (0 when not a timeout).
+    pub overrun_us: u64,
+    /// The raw line received, escaped and cut at 200 characters.
+    pub line: Option<String>,
+    /// The position text the bot was asked to move in.
+    pub position: String,
+    /// The bot's exit status or signal, when it exited.
+    pub exit_status: Option<String>,
+    /// The last lines the bot wrote to stderr.
+    pub stderr_tail: String,
+    /// A human explanation, e.g. why the move is illegal.
+    pub detail: String,
+}
+
+impl Forfeit {
+    /// A forfeit with only the reason and a detail; the rest is filled in later.
+    pub fn new(reason: ForfeitReason, detail: impl Into<String>) -> Self {
+        Forfeit {
+            reason,
+            seat: 0,
+            move_number: 0,
+            time_us: 0,
+            overrun_us: 0,
+            line: None,
+            position: String::new(),
+            exit_status: None,
+            stderr_tail: String::new(),
+            detail: detail.into(),
+        }
+    }
+}
+
+impl fmt::Display for Forfeit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "player {} forfeits by {} at move {}",
+            self.seat, self.reason, self.move_number
+        )?;
+        if !self.detail.is_empty() {
+            write!(f, ": {}", self.detail)?;
+        }
+        if self.reason == ForfeitReason::Timeout {
+            write!(
+                f,
+                " ({} ms, {} ms over)",
+                self.time_us / 1000,
+                self.overrun_us / 1000
+            )?;
+        }
+        if let Some(line) = &self.line {
+            write!(f, "; received \"{line}\"")?;
+        }
+        if let Some(st) = &self.exit_status {
+            write!(f, "; {st}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Escapes a raw reply for records: control characters and non-ASCII as
+/// escapes, cut at 200 characters.
+pub fn escape_line(raw: &[u8]) -> String {
+    let mut out = String::new();
+    for &b in raw {
+        if out.len() >= 200 {
+            out.push('…');
+            break;
+        }
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out
+}
+
+/// How a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Termination {
+    /// Played to the end on the board.
+    Normal,
+    /// A forfeit for the given reason.
+    #[serde(untagged)]
+    Forfeit(ForfeitReason),
+}
+
+impl Termination {
+    /// The name used in records: `normal` or the forfeit reason.
+    pub fn name(self) -> &'static str {
+        match self {
+            Termination::Normal => "normal",
+            Termination::Forfeit(r) => r.name(),
+        }
+    }
+}
+
+impl fmt::Display for Termination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One finished game: the unit every later stage (standings, reports) reads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GameRecord {
+    /// Game id within its run (tournament, match, grading).
+    pub id: u64,
+    /// The game's name (`tictactoe`, `notakto`, `uttt`).
+    pub game: String,
+    /// Bot names by seat: `[player 1, player 2]`.
+    pub players: [String; 2],
+    /// The seed the game's bots and opening were drawn from.
+    pub seed: u64,
+    /// Moves of the opening that were forced on both bots (may be empty).
+    pub opening: Vec<String>,
+    /// The starting position text (before the opening).
+    pub start: String,
+    /// Every move played, opening included, as move texts.
+    pub moves: Vec<String>,
+    /// Each bot move's time in µs (one per move after the opening).
+    pub times_us: Vec<u64>,
+    /// 1, 2 or `null` for a draw.
+    pub winner: Option<u8>,
+    /// How the game ended.
+    pub termination: Termination,
+    /// Details when a bot forfeited.
+    pub forfeit: Option<Forfeit>,
+    /// The final position text.
+    pub final_position: String,
+}
+
+impl GameRecord {
+    /// The outcome: a win for the recorded winner, else a draw.
+    pub fn outcome(&self) -> Outcome {
+        match self.winner.and_then(Seat::from_number) {
+            Some(s) => Outcome::Win(s),
+            None => Outcome::Draw,
+        }
+    }
+
+    /// Points scored by the named seat: win 1, draw 0.5, loss 0.
+    pub fn points(&self, seat: Seat) -> f64 {
+        self.outcome().points(seat)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_and_cuts() {
+        assert_eq!(escape_line(b"a\tb\x00\xff"), "a\\tb\\x00\\xff");
+        let long = vec![b'a'; 1000];
+        assert!(escape_line(&long).chars().count() <= 202);
+    }
+
+    #[test]
+    fn termination_serialises_as_one_word() {
+        let t = Termination::Forfeit(ForfeitReason::Timeout);
+        assert_eq!(serde_json::to_string(&t).unwrap(), "\"timeout\"");
+        assert_eq!(
+            serde_json::to_string(&Termination::Normal).unwrap(),
+            "\"normal\""
+        );
+        let back: Termination = serde_json::from_str("\"crash\"").unwrap();
+        assert_eq!(back, Termination::Forfeit(ForfeitReason::Crash));
+    }
+}
