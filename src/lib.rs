@@ -7,4 +7,5 @@
 pub mod bot;
 pub mod game;
 pub mod record;
+pub mod referee;
 pub mod seed;

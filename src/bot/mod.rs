@@ -9,9 +9,11 @@ use crate::game::{Game, Outcome, Seat};
 use crate::record::Forfeit;
 
 pub mod random;
+pub mod spec;
 pub mod tictactoe;
 
 pub use random::RandomBot;
+pub use spec::BotSpec;
 
 /// Time allowed to a bot: per move, and once more for start-up on the first turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,7 +132,9 @@ impl Params {
             })?;
             let k = k.trim().to_string();
             if values.insert(k.clone(), v.trim().to_string()).is_some() {
-                return Err(BotError(format!("bot '{bot}': parameter '{k}' given twice")));
+                return Err(BotError(format!(
+                    "bot '{bot}': parameter '{k}' given twice"
+                )));
             }
         }
         Ok(Params {

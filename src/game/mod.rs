@@ -216,7 +216,15 @@ pub trait Game:
     Clone + Eq + Hash + Debug + Display + FromStr<Err = ParseError> + Send + Sync + 'static
 {
     /// A move: a small `Copy` value whose text is the protocol's move text.
-    type Move: Copy + Eq + Hash + Debug + Display + FromStr<Err = ParseError> + Send + Sync + 'static;
+    type Move: Copy
+        + Eq
+        + Hash
+        + Debug
+        + Display
+        + FromStr<Err = ParseError>
+        + Send
+        + Sync
+        + 'static;
 
     /// Which game this is.
     const KIND: GameKind;

@@ -379,9 +379,7 @@ mod tests {
 
     #[test]
     fn perft_table() {
-        let expected = [
-            1u64, 9, 72, 504, 3024, 15120, 54720, 148176, 200448, 127872,
-        ];
+        let expected = [1u64, 9, 72, 504, 3024, 15120, 54720, 148176, 200448, 127872];
         let start = TicTacToe::new();
         for (depth, &n) in expected.iter().enumerate() {
             assert_eq!(perft(&start, depth as u32), n, "depth {depth}");
