@@ -42,7 +42,7 @@ impl<G: Game> GameSetup<G> {
 /// `names` are the names recorded for the two seats.
 pub fn play_game<G: Game>(
     setup: &GameSetup<G>,
-    mut bots: [&mut dyn Bot<G>; 2],
+    bots: [&mut dyn Bot<G>; 2],
     names: [String; 2],
 ) -> GameRecord {
     let mut pos = setup.start.clone();
