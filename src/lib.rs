@@ -3,9 +3,15 @@
 //! Data flows one way: [`game`] (rules) -> [`bot`] (players) -> [`referee`]
 //! (plays one game into a [`record::GameRecord`]) -> standings -> reports.
 #![deny(missing_docs)]
+// Forfeits are returned in `Err` and carry diagnostics; they happen at most
+// once per game, so their size costs nothing that matters.
+#![allow(clippy::result_large_err)]
 
 pub mod bot;
+pub mod cli;
 pub mod game;
 pub mod record;
 pub mod referee;
+pub mod runner;
 pub mod seed;
+pub mod standings;

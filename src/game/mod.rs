@@ -350,13 +350,8 @@ macro_rules! with_game {
                 type $g = $crate::game::TicTacToe;
                 $body
             }
-            $crate::game::GameKind::Notakto => {
-                type $g = $crate::game::Notakto;
-                $body
-            }
-            $crate::game::GameKind::Uttt => {
-                type $g = $crate::game::Uttt;
-                $body
+            other => {
+                return Err(anyhow::anyhow!("{other} is not available yet"));
             }
         }
     };

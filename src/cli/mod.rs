@@ -1,0 +1,102 @@
+//! The command line: arguments become validated configuration, then one
+//! generic function per command runs with the game chosen once.
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::bot::TimeControl;
+use crate::game::{GameKind, GameOptions};
+
+pub mod bots;
+pub mod judge;
+pub mod match_cmd;
+pub mod play;
+
+/// referee: play, judge and run tournaments of tic-tac-toe, Notakto and
+/// Ultimate tic-tac-toe bots.
+#[derive(Parser, Debug)]
+#[command(name = "referee", version, about, long_about = None)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Every command.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Play a game on the console; each seat is `human` or a bot.
+    Play(play::PlayArgs),
+    /// Judge a recorded game: print A, B, Draw or Pending.
+    Judge(judge::JudgeArgs),
+    /// Play N games between two bots, seats alternating, and print the score.
+    Match(match_cmd::MatchArgs),
+    /// List the built-in bots of every game with their parameters.
+    Bots(bots::BotsArgs),
+}
+
+/// The game and its options, shared by every command that plays.
+#[derive(Args, Debug, Clone)]
+pub struct GameArgs {
+    /// The game: tictactoe, notakto or uttt.
+    #[arg(value_parser = parse_game)]
+    pub game: GameKind,
+    /// Number of Notakto boards (1-26).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=26))]
+    pub boards: u8,
+}
+
+impl GameArgs {
+    /// The game options.
+    pub fn options(&self) -> GameOptions {
+        GameOptions {
+            boards: self.boards,
+        }
+    }
+}
+
+/// Time limits for external bots, shared by every command that plays them.
+#[derive(Args, Debug, Clone)]
+pub struct TimeArgs {
+    /// Per-move time limit in milliseconds.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub time_ms: u64,
+    /// Extra time for start-up, added to a bot's first turn only.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub startup_ms: u64,
+}
+
+impl TimeArgs {
+    /// The time control.
+    pub fn control(&self) -> TimeControl {
+        TimeControl {
+            move_ms: self.time_ms,
+            startup_ms: self.startup_ms,
+        }
+    }
+}
+
+fn parse_game(s: &str) -> Result<GameKind, String> {
+    s.parse()
+        .map_err(|e: crate::game::ParseError| e.to_string())
+}
+
+/// Runs the command line and returns the process exit code: 0 success,
+/// 1 a negative verdict or interrupted input, 2 bad input or a harness error.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Play(a) => play::run(a),
+        Command::Judge(a) => judge::run(a),
+        Command::Match(a) => match_cmd::run(a),
+        Command::Bots(a) => bots::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("referee: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

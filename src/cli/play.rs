@@ -1,0 +1,180 @@
+//! `referee play`: console play, humans and bots in any seat.
+//!
+//! The Notakto transcript follows the course assignment byte for byte: the
+//! board, then `Player N: ` prompts; invalid input is answered with
+//! `Invalid move, please input again`; the end is `Player N wins game`.
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::{GameArgs, TimeArgs};
+use crate::bot::{Bot, BotResult, BotSpec, BuiltinBots, TimeControl};
+use crate::game::{Game, GameKind, Outcome, Seat};
+use crate::with_game;
+
+/// Arguments of `referee play`.
+#[derive(Args, Debug)]
+pub struct PlayArgs {
+    #[command(flatten)]
+    game: GameArgs,
+    /// Player 1: `human` or a bot.
+    #[arg(long, default_value = "human")]
+    p1: String,
+    /// Player 2: `human` or a bot.
+    #[arg(long, default_value = "human")]
+    p2: String,
+    /// Seed for the bots' randomness.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    #[command(flatten)]
+    time: TimeArgs,
+}
+
+/// Runs console play.
+pub fn run(args: PlayArgs) -> anyhow::Result<ExitCode> {
+    let kind: GameKind = args.game.game;
+    with_game!(kind, G => play::<G>(&args))
+}
+
+enum Player<G: Game> {
+    Human,
+    Bot(Box<dyn Bot<G>>),
+}
+
+fn play<G: BuiltinBots>(args: &PlayArgs) -> anyhow::Result<ExitCode> {
+    let time: TimeControl = args.time.control();
+    let mut players: Vec<Player<G>> = Vec::new();
+    for (seat, name) in Seat::BOTH.into_iter().zip([&args.p1, &args.p2]) {
+        if name == "human" {
+            players.push(Player::Human);
+        } else {
+            let spec =
+                BotSpec::resolve::<G>(name).with_context(|| format!("--p{}", seat.number()))?;
+            let seed = crate::seed::derive(args.seed, &[seat.number() as u64]);
+            let mut bot = spec.instantiate::<G>(seed, &time)?;
+            if let Err(f) = bot.begin(seat, &time) {
+                anyhow::bail!("player {} could not start: {f}", seat.number());
+            }
+            players.push(Player::Bot(bot));
+        }
+    }
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let mut input = stdin.lock();
+    let mut out = stdout.lock();
+    let code = console_game(
+        G::start(&args.game.options()),
+        &mut players,
+        &mut input,
+        &mut out,
+    )?;
+    Ok(code)
+}
+
+/// Plays one console game reading human moves from `input` and writing the
+/// transcript to `out`. Returns exit code 1 when input ends before the game.
+fn console_game<G: Game>(
+    mut pos: G,
+    players: &mut [Player<G>],
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
+    // The board drawing of each game already ends with a newline.
+    write!(out, "{}", pos.render())?;
+    let outcome = loop {
+        let seat = pos.to_move();
+        write!(out, "Player {}: ", seat.number())?;
+        out.flush()?;
+        let mv = match &mut players[seat.index()] {
+            Player::Bot(bot) => match bot.select_move(&pos) {
+                Ok(mv) if pos.is_legal(mv) => {
+                    writeln!(out, "{mv}")?;
+                    mv
+                }
+                Ok(mv) => {
+                    writeln!(out, "{mv}")?;
+                    writeln!(out, "Player {} forfeits: illegal move {mv}", seat.number())?;
+                    break Outcome::Win(seat.other());
+                }
+                Err(f) => {
+                    writeln!(out)?;
+                    writeln!(out, "Player {} forfeits: {f}", seat.number())?;
+                    break Outcome::Win(seat.other());
+                }
+            },
+            Player::Human => {
+                let mut line = String::new();
+                if input.read_line(&mut line)? == 0 {
+                    out.flush()?;
+                    eprintln!(
+                        "referee: input ended before the game did (player {} to move)",
+                        seat.number()
+                    );
+                    return Ok(ExitCode::from(1));
+                }
+                match G::parse_move(line.trim_end_matches(['\n', '\r'])) {
+                    Ok(mv) if pos.is_legal(mv) => mv,
+                    _ => {
+                        writeln!(out, "Invalid move, please input again")?;
+                        continue;
+                    }
+                }
+            }
+        };
+        pos.play_unchecked(mv);
+        if let Some(o) = pos.outcome() {
+            break o;
+        }
+        write!(out, "{}", pos.render())?;
+    };
+    // Notakto ends with every board dead, so there is nothing left to draw;
+    // the other games show the final board.
+    if G::KIND != GameKind::Notakto && pos.is_over() {
+        write!(out, "{}", pos.render())?;
+    }
+    match outcome {
+        Outcome::Win(s) => writeln!(out, "Player {} wins game", s.number())?,
+        Outcome::Draw => writeln!(out, "Draw game")?,
+    }
+    out.flush()?;
+    for (i, p) in players.iter_mut().enumerate() {
+        if let Player::Bot(b) = p {
+            let seat = if i == 0 { Seat::One } else { Seat::Two };
+            b.end(BotResult::for_seat(outcome, seat));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::TicTacToe;
+
+    fn run_console(input: &str, players: &mut [Player<TicTacToe>]) -> (String, ExitCode) {
+        let mut out = Vec::new();
+        let mut inp = input.as_bytes();
+        let code = console_game(TicTacToe::new(), players, &mut inp, &mut out).unwrap();
+        (String::from_utf8(out).unwrap(), code)
+    }
+
+    #[test]
+    fn human_game_with_invalid_input() {
+        let mut ps = [Player::Human, Player::Human];
+        let (out, code) = run_console("0\n0\nx\n3\n1\n4\n2\n", &mut ps);
+        assert_eq!(code, ExitCode::SUCCESS);
+        assert_eq!(out.matches("Invalid move, please input again").count(), 2);
+        assert!(out.ends_with("Player 1 wins game\n"), "{out}");
+    }
+
+    #[test]
+    fn end_of_input_is_exit_1() {
+        let mut ps = [Player::Human, Player::Human];
+        let (out, code) = run_console("4\n", &mut ps);
+        assert_eq!(code, ExitCode::from(1));
+        assert!(out.ends_with("Player 2: "));
+    }
+}
