@@ -319,6 +319,35 @@ pub trait Game:
     fn parse_move(text: &str) -> Result<Self::Move, ParseError> {
         text.trim().parse()
     }
+
+    /// How many board symmetries the game has: 8 (those of the square) for
+    /// all three games, applied to every board at once. Symmetry 0 is the
+    /// identity.
+    fn symmetry_count() -> usize {
+        1
+    }
+
+    /// The image of `mv` under symmetry `k` (0 <= k < `symmetry_count()`).
+    /// Playing a game's moves mapped by one `k` gives a game that is the same
+    /// up to that symmetry.
+    fn map_move(mv: Self::Move, _k: usize) -> Self::Move {
+        mv
+    }
+}
+
+/// A canonical form of a whole game (its move list) up to board symmetry:
+/// the smallest, by move text, of its images under every symmetry. Two games
+/// have the same canonical form iff one is a symmetric copy of the other.
+pub fn canonical_game<G: Game>(moves: &[G::Move]) -> Vec<String> {
+    (0..G::symmetry_count())
+        .map(|k| {
+            moves
+                .iter()
+                .map(|&m| G::map_move(m, k).to_string())
+                .collect::<Vec<_>>()
+        })
+        .min()
+        .unwrap_or_default()
 }
 
 /// Counts leaf positions `depth` plies ahead (positions where the game ended

@@ -336,6 +336,14 @@ impl Game for TicTacToe {
         }
     }
 
+    fn symmetry_count() -> usize {
+        8
+    }
+
+    fn map_move(mv: Cell, k: usize) -> Cell {
+        Cell(Self::SYMMETRIES[k % 8][(mv.0 % 9) as usize])
+    }
+
     #[inline]
     fn random_move<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<Cell> {
         if self.outcome().is_some() {
@@ -414,6 +422,17 @@ mod tests {
         let e = p.play(Cell(0)).unwrap_err();
         assert!(e.reason.contains("occupied"));
         assert!("9".parse::<Cell>().is_err());
+    }
+
+    #[test]
+    fn symmetric_games_share_a_canonical_form() {
+        let g = |t: &[u8]| -> Vec<Cell> { t.iter().map(|&c| Cell(c)).collect() };
+        // 0 4 8 and 2 4 6 are mirror images; 0 4 1 is not one of them.
+        let a = crate::game::canonical_game::<TicTacToe>(&g(&[0, 4, 8]));
+        let b = crate::game::canonical_game::<TicTacToe>(&g(&[2, 4, 6]));
+        let c = crate::game::canonical_game::<TicTacToe>(&g(&[0, 4, 1]));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
     }
 
     #[test]
