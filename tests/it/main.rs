@@ -1,0 +1,5 @@
+//! Integration tests: one test binary that runs the real `referee`
+//! executable (and real bot processes), module by module.
+
+mod cli;
+mod common;
