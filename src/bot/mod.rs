@@ -8,6 +8,7 @@ use std::str::FromStr;
 use crate::game::{Game, Outcome, Seat};
 use crate::record::Forfeit;
 
+pub mod notakto;
 pub mod random;
 pub mod spec;
 pub mod tictactoe;

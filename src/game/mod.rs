@@ -10,8 +10,10 @@ use std::str::FromStr;
 use arrayvec::ArrayVec;
 use rand::Rng;
 
+pub mod notakto;
 pub mod tictactoe;
 
+pub use notakto::{Notakto, NotaktoMove};
 pub use tictactoe::TicTacToe;
 
 /// The most legal moves any position of any game can have (Notakto with 26
@@ -377,6 +379,10 @@ macro_rules! with_game {
         match $kind {
             $crate::game::GameKind::TicTacToe => {
                 type $g = $crate::game::TicTacToe;
+                $body
+            }
+            $crate::game::GameKind::Notakto => {
+                type $g = $crate::game::Notakto;
                 $body
             }
             other => {

@@ -32,7 +32,10 @@ fn judge_names_the_first_bad_move_and_exits_2() {
     let o = run(&["judge", "tictactoe", "0 4 0 1"]);
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
-    assert!(e.contains("move 3 (index 2)") && e.contains("occupied"), "{e}");
+    assert!(
+        e.contains("move 3 (index 2)") && e.contains("occupied"),
+        "{e}"
+    );
     assert_eq!(e.lines().count(), 1, "one-line error: {e}");
     assert!(stdout(&o).is_empty());
 
