@@ -18,8 +18,8 @@ fn bench(c: &mut Criterion) {
             "optimal_move_start_3_boards",
             "........./........./.........",
         ),
-        ("optimal_move_midgame_won", "X...X..../.X......./........."),
-        ("optimal_move_midgame_lost", "X...X..../.X......./....X...."),
+        ("optimal_move_midgame_lost", "X...X..../.X......./........."),
+        ("optimal_move_midgame_won", "X...X..../.X......./....X...."),
     ] {
         let pos: Notakto = text.parse().expect("valid position");
         let mut bot = Optimal::new(1);
