@@ -8,7 +8,9 @@ use std::str::FromStr;
 use crate::game::{Game, Outcome, Seat};
 use crate::record::Forfeit;
 
+pub mod external;
 pub mod notakto;
+pub mod process;
 pub mod random;
 pub mod spec;
 pub mod tictactoe;

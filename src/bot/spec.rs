@@ -1,17 +1,22 @@
 //! Naming a bot: the one place that turns a user's bot text into a bot.
 //!
-//! A name is a built-in (`optimal:iters=5000`); external bots (manifests and
-//! command lines) are resolved here too.
+//! A name is a built-in (`optimal:iters=5000`), a bot manifest (a path
+//! ending in `.toml`, see [`BotManifest`]) or a command line split like a
+//! shell does (`"python3 bots/python/random_bot.py"`).
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
+
+use super::external::ExternalBot;
 use super::{Bot, BotError, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::GameKind;
 
 /// How an external program talks to referee.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ExternalKind {
     /// Protocol v1 on stdin/stdout (docs/protocol.md).
     #[default]
@@ -21,14 +26,18 @@ pub enum ExternalKind {
 }
 
 /// Optional resource limits for an external bot's process (rlimits).
-/// `None` means the documented default.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// `None` means the documented default (docs/protocol.md): 4096 MiB of
+/// address space, 600 s of CPU time, no process limit. `Some(0)` means no
+/// limit at all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ResourceLimits {
-    /// Address-space limit in MiB.
+    /// Address-space limit in MiB (RLIMIT_AS).
     pub memory_mb: Option<u64>,
-    /// CPU time limit in seconds.
+    /// CPU time limit in seconds (RLIMIT_CPU).
     pub cpu_seconds: Option<u64>,
-    /// Maximum number of processes of the bot's user.
+    /// Maximum number of processes of the bot's user (RLIMIT_NPROC; the
+    /// kernel counts every process of that user, not only the bot's).
     pub processes: Option<u64>,
 }
 
@@ -54,6 +63,211 @@ pub struct ExternalSpec {
     pub limits: ResourceLimits,
 }
 
+/// A bot's `command`: one string split like a shell does, or an array.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum CommandText {
+    /// `command = "python3 random_bot.py"`.
+    Line(String),
+    /// `command = ["python3", "random_bot.py"]`.
+    Args(Vec<String>),
+}
+
+/// The fields that describe an external bot: a manifest file's whole
+/// content, or one bot entry of a tournament file. Unknown fields are errors.
+///
+/// ```toml
+/// name = "python-random"
+/// command = "python3 python/random_bot.py"   # or an array of words
+/// cwd = "."                                  # relative to the manifest's folder
+/// games = ["tictactoe", "notakto", "uttt"]
+/// description = "Uniformly random legal moves"
+/// kind = "protocol"                          # the default
+/// [env]
+/// PYTHONUNBUFFERED = "1"
+/// [limits]
+/// memory_mb = 1024
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BotManifest {
+    /// Display name.
+    pub name: String,
+    /// The program and its arguments.
+    pub command: CommandText,
+    /// Working directory, relative to the folder of the file that names the bot.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The games it plays (empty: any).
+    #[serde(default)]
+    pub games: Vec<GameKind>,
+    /// One line on what it is.
+    #[serde(default)]
+    pub description: String,
+    /// How it talks (`protocol`, the default).
+    #[serde(default)]
+    pub kind: ExternalKind,
+    /// Resource limits.
+    #[serde(default)]
+    pub limits: ResourceLimits,
+}
+
+impl BotManifest {
+    /// Reads a manifest file; errors name the file, line and column.
+    pub fn load(path: &Path) -> Result<BotManifest, BotError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| BotError(format!("bot manifest {}: {e}", path.display())))?;
+        toml::from_str(&text).map_err(|e| {
+            let (line, col) = match e.span() {
+                Some(span) => line_col(&text, span.start),
+                None => (1, 1),
+            };
+            BotError(format!(
+                "{}:{line}:{col}: {}",
+                path.display(),
+                e.message().trim()
+            ))
+        })
+    }
+
+    /// The bot these fields describe. `base_dir` is the folder of the file
+    /// they came from: the default working directory, and what a relative
+    /// `cwd` is relative to. The command runs in that working directory.
+    pub fn into_spec(self, base_dir: &Path) -> Result<ExternalSpec, BotError> {
+        if self.kind == ExternalKind::Console {
+            return Err(BotError(format!(
+                "bot '{}': kind \"console\" is not supported yet; use kind = \"protocol\"",
+                self.name
+            )));
+        }
+        let command = match self.command {
+            CommandText::Line(line) => split_command(&line)
+                .map_err(|e| BotError(format!("bot '{}': command: {e}", self.name)))?,
+            CommandText::Args(words) => words,
+        };
+        if command.is_empty() || command[0].is_empty() {
+            return Err(BotError(format!("bot '{}': command is empty", self.name)));
+        }
+        let cwd = match self.cwd {
+            Some(c) => base_dir.join(c),
+            None => base_dir.to_path_buf(),
+        };
+        // Absolute paths: which directory a relative program is looked up
+        // in after the child changes directory is platform-specific.
+        let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
+        let mut command = command;
+        if command[0].contains('/') && Path::new(&command[0]).is_relative() {
+            command[0] = cwd.join(&command[0]).to_string_lossy().into_owned();
+        }
+        Ok(ExternalSpec {
+            name: self.name,
+            command,
+            cwd: Some(cwd),
+            env: self.env,
+            games: self.games,
+            description: self.description,
+            kind: self.kind,
+            limits: self.limits,
+        })
+    }
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+fn split_command(line: &str) -> Result<Vec<String>, String> {
+    shell_words::split(line).map_err(|e| format!("cannot split '{line}': {e}"))
+}
+
+impl ExternalSpec {
+    /// A bot from a command line split like a shell does, run in the current
+    /// directory; its name is the command line.
+    pub fn from_command_line(line: &str) -> Result<ExternalSpec, BotError> {
+        let command = split_command(line).map_err(BotError)?;
+        if command.is_empty() {
+            return Err(BotError("empty bot command".into()));
+        }
+        Ok(ExternalSpec {
+            name: line.trim().to_string(),
+            command,
+            cwd: None,
+            env: BTreeMap::new(),
+            games: Vec::new(),
+            description: String::new(),
+            kind: ExternalKind::Protocol,
+            limits: ResourceLimits::default(),
+        })
+    }
+
+    /// Fails unless the bot may play `game`, per its `games` list.
+    pub fn check_game(&self, game: GameKind) -> Result<(), BotError> {
+        if self.games.is_empty() || self.games.contains(&game) {
+            return Ok(());
+        }
+        let list: Vec<&str> = self.games.iter().map(|g| g.name()).collect();
+        Err(BotError(format!(
+            "bot '{}' does not play {game} (its games: {})",
+            self.name,
+            list.join(", ")
+        )))
+    }
+
+    /// Fails unless the program can be started: a path naming an
+    /// executable file, or a name found on `PATH`.
+    pub fn check_startable(&self) -> Result<(), BotError> {
+        let program = self.command.first().map(String::as_str).unwrap_or("");
+        if let Some(dir) = &self.cwd {
+            if !dir.is_dir() {
+                return Err(BotError(format!(
+                    "bot '{}': working directory {} does not exist",
+                    self.name,
+                    dir.display()
+                )));
+            }
+        }
+        let found = if program.contains('/') {
+            let p = Path::new(program);
+            let p = match &self.cwd {
+                Some(dir) if p.is_relative() => dir.join(p),
+                _ => p.to_path_buf(),
+            };
+            is_executable(&p)
+        } else {
+            std::env::var_os("PATH")
+                .map(|paths| std::env::split_paths(&paths).any(|d| is_executable(&d.join(program))))
+                .unwrap_or(false)
+        };
+        if found {
+            Ok(())
+        } else {
+            Err(BotError(format!(
+                "bot '{}': cannot start '{program}': no such executable{}",
+                self.name,
+                if program.contains('/') {
+                    ""
+                } else {
+                    " on PATH"
+                }
+            )))
+        }
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
 /// A bot as the user named it, resolved and checked before any game starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BotSpec {
@@ -64,8 +278,10 @@ pub enum BotSpec {
 }
 
 impl BotSpec {
-    /// Resolves `text` for game `G`; fails with a clear message when no bot
-    /// of that name exists or its parameters are wrong.
+    /// Resolves `text` for game `G`: a built-in, a manifest (`*.toml`) or a
+    /// command line. Fails with a clear message when no such bot exists, its
+    /// parameters are wrong, its program cannot be started, or its manifest
+    /// does not list the game.
     pub fn resolve<G: BuiltinBots>(text: &str) -> Result<BotSpec, BotError> {
         let b = BuiltinSpec::parse(text);
         if b.is_builtin::<G>() {
@@ -73,26 +289,52 @@ impl BotSpec {
             b.make::<G>(0)?;
             return Ok(BotSpec::Builtin(b));
         }
-        let names: Vec<_> = G::builtins().iter().map(|b| b.name).collect();
-        Err(BotError(format!(
-            "unknown bot '{text}' for {} (built-ins: {})",
-            G::KIND,
-            names.join(", ")
-        )))
+        let trimmed = text.trim();
+        let spec = if trimmed.ends_with(".toml") {
+            let path = Path::new(trimmed);
+            let manifest = BotManifest::load(path)?;
+            let base = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            manifest.into_spec(&base)?
+        } else {
+            let spec = ExternalSpec::from_command_line(trimmed)?;
+            if let Err(e) = spec.check_startable() {
+                let names: Vec<_> = G::builtins().iter().map(|b| b.name).collect();
+                return Err(BotError(format!(
+                    "unknown bot '{trimmed}' for {}: not a built-in ({}), not a manifest (.toml), \
+                     and not a command that can be started ({})",
+                    G::KIND,
+                    names.join(", "),
+                    e.0
+                )));
+            }
+            spec
+        };
+        spec.check_game(G::KIND)?;
+        spec.check_startable()?;
+        Ok(BotSpec::External(spec))
     }
 
-    /// A fresh bot for one game, seeded by `seed`.
+    /// A fresh bot for one game, seeded by `seed` (external bots take no
+    /// seed: their process is their own).
     pub fn instantiate<G: BuiltinBots>(
         &self,
         seed: u64,
-        _time: &TimeControl,
+        time: &TimeControl,
     ) -> Result<Box<dyn Bot<G>>, BotError> {
         match self {
             BotSpec::Builtin(b) => b.make::<G>(seed),
-            BotSpec::External(e) => Err(BotError(format!(
-                "external bot '{}': process bots are not built yet",
-                e.name
-            ))),
+            BotSpec::External(e) => {
+                if e.kind != ExternalKind::Protocol {
+                    return Err(BotError(format!(
+                        "bot '{}': only protocol bots are supported",
+                        e.name
+                    )));
+                }
+                Ok(Box::new(ExternalBot::<G>::new(e.clone(), *time)))
+            }
         }
     }
 
@@ -108,5 +350,82 @@ impl fmt::Display for BotSpec {
             BotSpec::Builtin(b) => write!(f, "{b}"),
             BotSpec::External(e) => f.write_str(&e.name),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::TicTacToe;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn tempdir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("referee-spec-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn manifest_fields_become_a_spec() {
+        let d = tempdir("ok");
+        let p = write(
+            &d,
+            "bot.toml",
+            "name = \"b\"\ncommand = \"sh -c 'echo hi'\"\ncwd = \"sub\"\ngames = [\"tictactoe\"]\n\
+             [env]\nA = \"1\"\n[limits]\nmemory_mb = 10\n",
+        );
+        let m = BotManifest::load(&p).unwrap();
+        let s = m.into_spec(&d).unwrap();
+        assert_eq!(s.command, vec!["sh", "-c", "echo hi"]);
+        assert_eq!(s.cwd, Some(std::path::absolute(d.join("sub")).unwrap()));
+        assert_eq!(s.env["A"], "1");
+        assert_eq!(s.limits.memory_mb, Some(10));
+        assert!(s.check_game(GameKind::TicTacToe).is_ok());
+        let e = s.check_game(GameKind::Uttt).unwrap_err().0;
+        assert!(e.contains("does not play uttt"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_column() {
+        let d = tempdir("bad");
+        let p = write(
+            &d,
+            "bad.toml",
+            "name = \"b\"\ncommand = \"sh\"\n  colour = 1\n",
+        );
+        let e = BotManifest::load(&p).unwrap_err().0;
+        assert!(e.contains("bad.toml:3:3:"), "{e}");
+        assert!(e.contains("colour"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn console_kind_is_rejected_clearly() {
+        let m: BotManifest = toml::from_str("name='c'\ncommand='sh'\nkind='console'\n").unwrap();
+        let e = m.into_spec(Path::new(".")).unwrap_err().0;
+        assert!(e.contains("console"), "{e}");
+    }
+
+    #[test]
+    fn command_lines_and_unknown_names() {
+        match BotSpec::resolve::<TicTacToe>("sh -c 'exit 0'").unwrap() {
+            BotSpec::External(s) => assert_eq!(s.command, vec!["sh", "-c", "exit 0"]),
+            other => panic!("{other:?}"),
+        }
+        let e = BotSpec::resolve::<TicTacToe>("no-such-program-xyz --fast")
+            .unwrap_err()
+            .0;
+        assert!(e.contains("unknown bot"), "{e}");
+        assert!(e.contains("no-such-program-xyz"), "{e}");
+        let e = BotSpec::resolve::<TicTacToe>("./missing/bot")
+            .unwrap_err()
+            .0;
+        assert!(e.contains("cannot start"), "{e}");
     }
 }
