@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use crate::bot::spec::BotManifest;
 use crate::bot::BuiltinBots;
 use crate::game::GameKind;
 use crate::with_game;
@@ -32,5 +33,43 @@ pub fn run(_args: BotsArgs) -> anyhow::Result<ExitCode> {
         "\nParameters follow the name after a colon: optimal:iters=20000,time_ms=500.\n\
          Any other name is an external bot: a manifest (.toml) or a command line."
     );
+    print!("{}", manifests(std::path::Path::new("bots")));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The bot manifests (`*.toml`) in `dir`, one line each, sorted by file
+/// name; a manifest that does not load is listed with its error.
+pub fn manifests(dir: &std::path::Path) -> String {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return String::new();
+    };
+    let mut paths: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\nBot manifests in {}/:\n", dir.display());
+    for p in paths {
+        match BotManifest::load(&p) {
+            Ok(m) => {
+                let games: Vec<&str> = m.games.iter().map(|g| g.name()).collect();
+                let games = if games.is_empty() {
+                    "any game".to_string()
+                } else {
+                    games.join(", ")
+                };
+                out.push_str(&format!(
+                    "  {:<28} {} [{games}]: {}\n",
+                    p.display(),
+                    m.name,
+                    m.description
+                ));
+            }
+            Err(e) => out.push_str(&format!("  {:<28} error: {e}\n", p.display())),
+        }
+    }
+    out
 }

@@ -69,12 +69,18 @@ pub fn unique_names(texts: &[&str]) -> Vec<String> {
 }
 
 fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
-    let names = unique_names(&[&args.bot1, &args.bot2]);
-    let mut entrants = Vec::new();
-    for (i, (text, name)) in [&args.bot1, &args.bot2].iter().zip(names).enumerate() {
-        let spec = BotSpec::resolve::<G>(text).with_context(|| format!("bot {}", i + 1))?;
-        entrants.push(Entrant { name, spec });
+    let mut specs = Vec::new();
+    for (i, text) in [&args.bot1, &args.bot2].iter().enumerate() {
+        specs.push(BotSpec::resolve::<G>(text).with_context(|| format!("bot {}", i + 1))?);
     }
+    // A manifest's bot is shown by its `name`, not by the manifest's path.
+    let shown: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
+    let names = unique_names(&[&shown[0], &shown[1]]);
+    let entrants: Vec<Entrant> = specs
+        .into_iter()
+        .zip(names)
+        .map(|(spec, name)| Entrant { name, spec })
+        .collect();
     let cfg = RunConfig {
         options: args.game.options(),
         time: args.time.control(),

@@ -9,6 +9,7 @@ use crate::bot::TimeControl;
 use crate::game::{GameKind, GameOptions};
 
 pub mod bots;
+pub mod check;
 pub mod judge;
 pub mod match_cmd;
 pub mod play;
@@ -34,6 +35,8 @@ pub enum Command {
     Match(match_cmd::MatchArgs),
     /// List the built-in bots of every game with their parameters.
     Bots(bots::BotsArgs),
+    /// Compliance self-test of an external bot: positions in both seats, timing.
+    Check(check::CheckArgs),
 }
 
 /// The game and its options, shared by every command that plays.
@@ -91,6 +94,7 @@ pub fn main() -> ExitCode {
         Command::Judge(a) => judge::run(a),
         Command::Match(a) => match_cmd::run(a),
         Command::Bots(a) => bots::run(a),
+        Command::Check(a) => check::run(a),
     };
     match result {
         Ok(code) => code,
