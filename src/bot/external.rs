@@ -192,8 +192,13 @@ impl<G: Game> Bot<G> for ExternalBot<G> {
                 let us = at.duration_since(t0).as_micros() as u64;
                 self.last_time_us = Some(us);
                 if us > limit_us {
+                    let reason = if first {
+                        ForfeitReason::Startup
+                    } else {
+                        ForfeitReason::Timeout
+                    };
                     let mut f = self.forfeit(
-                        ForfeitReason::Timeout,
+                        reason,
                         format!("replied after the {limit_ms} ms limit"),
                         Some(&raw),
                         pos,
@@ -263,13 +268,24 @@ impl<G: Game> Bot<G> for ExternalBot<G> {
             }
             Reply::Timeout(partial) => {
                 let us = t0.elapsed().as_micros() as u64;
-                let detail = if partial.is_empty() {
+                let mut detail = if partial.is_empty() {
                     format!("no reply within {limit_ms} ms")
                 } else {
                     format!("no complete line (newline missing) within {limit_ms} ms")
                 };
+                // The first turn includes the start-up allowance: a bot that
+                // has not answered by then did not start in time.
+                let reason = if first {
+                    detail.push_str(&format!(
+                        " ({} ms per move + {} ms start-up allowance)",
+                        self.time.move_ms, self.time.startup_ms
+                    ));
+                    ForfeitReason::Startup
+                } else {
+                    ForfeitReason::Timeout
+                };
                 let line = (!partial.is_empty()).then_some(&partial[..]);
-                let mut f = self.forfeit(ForfeitReason::Timeout, detail, line, pos);
+                let mut f = self.forfeit(reason, detail, line, pos);
                 f.time_us = us;
                 f.overrun_us = us.saturating_sub(limit_us);
                 Err(f)

@@ -404,7 +404,7 @@ impl BotProcess {
             return String::new();
         };
         if self.status.is_some() {
-            let until = Instant::now() + Duration::from_millis(50);
+            let until = Instant::now() + Duration::from_millis(20);
             while !log.closed {
                 let now = Instant::now();
                 if now >= until {

@@ -1,0 +1,506 @@
+//! External bots: supervision and forfeits with a fixture bot that
+//! misbehaves on a flag, the example bots through `referee check` and
+//! `referee match`, and no process left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use referee::bot::external::ExternalBot;
+use referee::bot::spec::ExternalSpec;
+use referee::bot::{Bot, BotResult, BuiltinSpec, TimeControl};
+use referee::game::{Game, Seat, TicTacToe};
+use referee::record::{Forfeit, ForfeitReason, GameRecord, Termination};
+use referee::referee::{play_game, GameSetup};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn referee() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_referee"))
+}
+
+/// A fresh, empty scratch directory for one test.
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("referee-ext-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create scratch dir");
+    d
+}
+
+fn fixture_command(args: &str, pidfile: &Path) -> String {
+    format!(
+        "python3 {} {args} --pidfile {}",
+        root().join("tests/fixtures/fixture_bot.py").display(),
+        pidfile.display()
+    )
+}
+
+/// Asserts that every process the fixture recorded is gone. A zombie whose
+/// parent is not us counts as gone: it is dead, and only init can reap it.
+fn assert_no_process_left(pidfile: &Path) {
+    let text = std::fs::read_to_string(pidfile).unwrap_or_default();
+    assert!(!text.is_empty(), "the fixture recorded no pid");
+    let me = std::process::id().to_string();
+    for line in text.lines() {
+        let pid: i32 = line.split_whitespace().next().unwrap().parse().unwrap();
+        let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
+        if !alive {
+            continue;
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Fields after the command name: state, ppid, ...
+        let after = stat.rsplit(')').next().unwrap_or("");
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let (state, ppid) = (fields.first().copied(), fields.get(1).copied());
+        assert!(
+            state == Some("Z") && ppid != Some(me.as_str()),
+            "process {pid} survived the game: {stat}"
+        );
+    }
+}
+
+/// Wraps a bot and remembers its slowest `select_move` call, as the game
+/// sees it (kill and clean-up included).
+struct Timed<B> {
+    inner: B,
+    slowest: Duration,
+}
+
+impl<B: Bot<TicTacToe>> Bot<TicTacToe> for Timed<B> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn begin(&mut self, seat: Seat, time: &TimeControl) -> Result<(), Forfeit> {
+        self.inner.begin(seat, time)
+    }
+    fn select_move(&mut self, pos: &TicTacToe) -> Result<referee::game::tictactoe::Cell, Forfeit> {
+        let t = Instant::now();
+        let r = self.inner.select_move(pos);
+        self.slowest = self.slowest.max(t.elapsed());
+        r
+    }
+    fn last_move_time_us(&self) -> Option<u64> {
+        self.inner.last_move_time_us()
+    }
+    fn end(&mut self, result: BotResult) {
+        self.inner.end(result)
+    }
+}
+
+struct Played {
+    record: GameRecord,
+    slowest: Duration,
+}
+
+/// Plays the fixture (as player 1) against the built-in random bot.
+fn play_fixture(tag: &str, args: &str, move_ms: u64, startup_ms: u64) -> Played {
+    let dir = scratch(tag);
+    let pidfile = dir.join("pids");
+    let spec = ExternalSpec::from_command_line(&fixture_command(args, &pidfile)).unwrap();
+    let time = TimeControl {
+        move_ms,
+        startup_ms,
+    };
+    let mut me = Timed {
+        inner: ExternalBot::<TicTacToe>::new(spec, time),
+        slowest: Duration::ZERO,
+    };
+    let mut other = BuiltinSpec::parse("random").make::<TicTacToe>(5).unwrap();
+    let mut setup = GameSetup::new(0, 1, TicTacToe::new());
+    setup.time = time;
+    let record = play_game(
+        &setup,
+        [&mut me, &mut other],
+        ["fixture".into(), "random".into()],
+    );
+    let slowest = me.slowest;
+    drop(me);
+    assert_no_process_left(&pidfile);
+    let _ = std::fs::remove_dir_all(&dir);
+    Played { record, slowest }
+}
+
+fn forfeit_of(p: &Played) -> &Forfeit {
+    match &p.record.forfeit {
+        Some(f) => f,
+        None => panic!("expected a forfeit: {:?}", p.record),
+    }
+}
+
+fn assert_forfeit(p: &Played, reason: ForfeitReason, move_number: usize) -> &Forfeit {
+    let f = forfeit_of(p);
+    assert_eq!(f.reason, reason, "{f:?}");
+    assert_eq!(f.seat, 1);
+    assert_eq!(f.move_number, move_number, "{f:?}");
+    assert_eq!(p.record.termination, Termination::Forfeit(reason));
+    assert_eq!(p.record.winner, Some(2));
+    assert!(!f.position.is_empty());
+    f
+}
+
+/// The wide-margin timing assert: the game never waits more than 100 ms
+/// past a bot's limit.
+fn assert_within(p: &Played, limit_ms: u64) {
+    let cap = Duration::from_millis(limit_ms + 100);
+    assert!(p.slowest <= cap, "a move took {:?} (> {cap:?})", p.slowest);
+}
+
+#[test]
+fn slow_reply_past_the_limit_times_out() {
+    let p = play_fixture("slow", "slow --turn 2 --delay 1.5", 1000, 2000);
+    let f = assert_forfeit(&p, ForfeitReason::Timeout, 3);
+    assert!(f.time_us >= 1_000_000, "{f:?}");
+    assert_eq!(f.overrun_us, f.time_us - 1_000_000);
+    assert_eq!(
+        f.exit_status.as_deref(),
+        Some("killed by the referee (SIGKILL)")
+    );
+    assert_within(&p, 1000);
+}
+
+#[test]
+fn reply_at_sixty_percent_of_the_limit_is_fine() {
+    let p = play_fixture("sixty", "slow --turn 2 --delay 0.6", 1000, 2000);
+    assert_eq!(p.record.termination, Termination::Normal, "{:?}", p.record);
+    let slow = p.record.times_us.iter().copied().max().unwrap();
+    assert!(slow >= 600_000, "times {:?}", p.record.times_us);
+}
+
+#[test]
+fn crash_mid_game_is_a_crash_with_status_and_stderr() {
+    let p = play_fixture("crash", "crash --turn 2", 1000, 2000);
+    let f = assert_forfeit(&p, ForfeitReason::Crash, 3);
+    assert_eq!(f.exit_status.as_deref(), Some("exited with code 3"));
+    assert!(f.stderr_tail.contains("crashing on purpose"), "{f:?}");
+}
+
+#[test]
+fn garbage_and_bad_utf8_are_malformed() {
+    let p = play_fixture("garbage", "garbage", 1000, 2000);
+    let f = assert_forfeit(&p, ForfeitReason::Malformed, 1);
+    assert_eq!(f.line.as_deref(), Some("hello world"));
+    let p = play_fixture("utf8", "badutf8", 1000, 2000);
+    let f = assert_forfeit(&p, ForfeitReason::Malformed, 1);
+    assert_eq!(f.line.as_deref(), Some("\\xff\\xfe4"));
+    assert!(f.detail.contains("UTF-8"), "{f:?}");
+}
+
+#[test]
+fn illegal_move_keeps_the_raw_line() {
+    let p = play_fixture("illegal", "illegal --turn 2", 1000, 2000);
+    let f = assert_forfeit(&p, ForfeitReason::Illegal, 3);
+    assert_eq!(f.line.as_deref(), Some("0"));
+    assert!(f.detail.contains("occupied"), "{f:?}");
+}
+
+#[test]
+fn hang_ignoring_sigterm_is_killed_in_time() {
+    let p = play_fixture("hang", "hang --turn 2", 300, 2000);
+    assert_forfeit(&p, ForfeitReason::Timeout, 3);
+    assert_within(&p, 300);
+}
+
+#[test]
+fn two_hundred_megabytes_without_newline_is_malformed() {
+    let p = play_fixture("flood", "flood", 1000, 2000);
+    let f = assert_forfeit(&p, ForfeitReason::Malformed, 1);
+    let line = f.line.as_deref().unwrap();
+    assert!(
+        line.starts_with("xxxx") && line.chars().count() <= 201,
+        "{line}"
+    );
+}
+
+#[test]
+fn grandchild_holding_stdout_does_not_delay_the_game() {
+    let p = play_fixture("grandchild", "grandchild --turn 2", 300, 2000);
+    assert_forfeit(&p, ForfeitReason::Timeout, 3);
+    assert_within(&p, 300);
+}
+
+#[test]
+fn missing_newline_at_the_deadline_is_a_timeout() {
+    let p = play_fixture("nonewline", "nonewline --turn 2", 300, 2000);
+    let f = assert_forfeit(&p, ForfeitReason::Timeout, 3);
+    assert!(f.detail.contains("newline"), "{f:?}");
+    assert!(f.line.is_some());
+    assert_within(&p, 300);
+}
+
+#[test]
+fn ten_megabytes_of_stderr_per_turn_never_blocks() {
+    let p = play_fixture("stderr", "stderr", 2000, 2000);
+    assert_eq!(p.record.termination, Termination::Normal, "{:?}", p.record);
+}
+
+#[test]
+fn slow_start_within_the_allowance_is_fine_beyond_it_is_startup() {
+    let p = play_fixture("slowstart-ok", "slowstart --delay 0.5", 300, 1500);
+    assert_eq!(p.record.termination, Termination::Normal, "{:?}", p.record);
+    let p = play_fixture("slowstart-bad", "slowstart --delay 3", 200, 300);
+    assert_forfeit(&p, ForfeitReason::Startup, 1);
+    assert_within(&p, 500);
+}
+
+#[test]
+fn a_program_that_cannot_start_is_a_startup_forfeit() {
+    let spec = ExternalSpec::from_command_line("/nonexistent/referee-bot").unwrap();
+    let mut bot = ExternalBot::<TicTacToe>::new(spec, TimeControl::default());
+    let f = bot.begin(Seat::One, &TimeControl::default()).unwrap_err();
+    assert_eq!(f.reason, ForfeitReason::Startup);
+    assert!(f.detail.contains("could not start"), "{f:?}");
+}
+
+#[test]
+fn a_bot_that_dies_before_replying_is_a_startup_forfeit() {
+    let spec = ExternalSpec::from_command_line("sh -c 'exit 7'").unwrap();
+    let time = TimeControl::default();
+    let mut bot = ExternalBot::<TicTacToe>::new(spec, time);
+    bot.begin(Seat::One, &time).unwrap();
+    let f = bot.select_move(&TicTacToe::new()).unwrap_err();
+    assert_eq!(f.reason, ForfeitReason::Startup, "{f:?}");
+    assert_eq!(f.exit_status.as_deref(), Some("exited with code 7"));
+}
+
+#[test]
+fn a_bot_that_ignores_end_is_killed_after_a_second() {
+    let dir = scratch("ignore-end");
+    let pidfile = dir.join("pids");
+    let spec =
+        ExternalSpec::from_command_line(&fixture_command("hang --turn 99", &pidfile)).unwrap();
+    let time = TimeControl::default();
+    let mut bot = ExternalBot::<TicTacToe>::new(spec, time);
+    bot.begin(Seat::One, &time).unwrap();
+    bot.select_move(&TicTacToe::new()).unwrap();
+    // Keep the process busy so that it never sees `end`.
+    let spec2 =
+        ExternalSpec::from_command_line("sh -c 'trap \"\" TERM; read x; sleep 30'").unwrap();
+    let mut stubborn = ExternalBot::<TicTacToe>::new(spec2, time);
+    stubborn.begin(Seat::Two, &time).unwrap();
+    let t = Instant::now();
+    stubborn.end(BotResult::Draw);
+    let took = t.elapsed();
+    assert_eq!(stubborn.exited_cleanly(), Some(false));
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    bot.end(BotResult::Draw);
+    assert_eq!(bot.exited_cleanly(), Some(true));
+    assert_no_process_left(&pidfile);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn match_json(bot1: &str, bot2: &str, extra: &[&str]) -> serde_json::Value {
+    let out = referee()
+        .current_dir(root())
+        .args(["match", "tictactoe", bot1, bot2, "--games", "2", "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn match_json_counts_forfeits_by_reason() {
+    let dir = scratch("match-json");
+    let pidfile = dir.join("pids");
+    let crash = fixture_command("crash --turn 2", &pidfile);
+    let v = match_json(&crash, "random", &["--time-ms", "1000"]);
+    let bot = &v["bots"][0];
+    assert_eq!(bot["forfeits"]["crash"], 2, "{v}");
+    assert_eq!(bot["forfeits"]["timeout"], 0, "{v}");
+    assert_eq!(bot["losses"], 2);
+    assert_eq!(v["bots"][1]["forfeits"]["crash"], 0);
+    assert_no_process_left(&pidfile);
+
+    let garbage = fixture_command("garbage", &pidfile);
+    let out = referee()
+        .args(["match", "tictactoe", &garbage, "random", "--games", "2"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("forfeits by malformed at move 1")
+            && text.contains("received \"hello world\""),
+        "{text}"
+    );
+    assert_no_process_left(&pidfile);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_bot_names_fail_before_any_game() {
+    let out = referee()
+        .args([
+            "match",
+            "tictactoe",
+            "no-such-bot-program",
+            "random",
+            "--games",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no-such-bot-program"), "{err}");
+
+    let dir = scratch("manifests");
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "name = \"x\"\ncommand = \"sh\"\nspeed = 3\n").unwrap();
+    let out = referee()
+        .args(["match", "tictactoe", bad.to_str().unwrap(), "random"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.toml:3:1") && err.contains("speed"),
+        "{err}"
+    );
+
+    let uttt_only = dir.join("uttt.toml");
+    std::fs::write(
+        &uttt_only,
+        "name = \"u\"\ncommand = \"sh\"\ngames = [\"uttt\"]\n",
+    )
+    .unwrap();
+    let out = referee()
+        .args(["match", "tictactoe", uttt_only.to_str().unwrap(), "random"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not play tictactoe"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Compiles the C example into `dir`; `None` (with a message) when there is
+/// no C compiler on this machine.
+fn build_c_bot(dir: &Path) -> Option<PathBuf> {
+    let exe = dir.join("random_bot");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    match Command::new(&cc)
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(root().join("bots/c/random_bot.c"))
+        .status()
+    {
+        Ok(s) if s.success() => Some(exe),
+        Ok(s) => panic!("compiling bots/c/random_bot.c failed: {s}"),
+        Err(e) => {
+            eprintln!("SKIPPED: the C example bot needs a C compiler ('{cc}': {e})");
+            None
+        }
+    }
+}
+
+fn check_passes(game: &str, bot: &str) {
+    let out = referee()
+        .current_dir(root())
+        .args(["check", game, bot])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains("FAIL"), "{text}");
+    assert!(text.contains("move time: min"), "{text}");
+}
+
+#[test]
+fn example_bots_pass_check_and_play_a_match() {
+    for manifest in ["bots/python-random.toml", "bots/python-heuristic.toml"] {
+        check_passes("tictactoe", manifest);
+        let v = match_json(manifest, "random", &[]);
+        assert_eq!(v["games"], 2);
+        assert_eq!(v["bots"][0]["games"], 2);
+        let forfeits = &v["bots"][0]["forfeits"];
+        for r in ForfeitReason::ALL {
+            assert_eq!(forfeits[r.name()], 0, "{manifest}: {v}");
+        }
+    }
+    let dir = scratch("cbot");
+    if let Some(exe) = build_c_bot(&dir) {
+        let exe = exe.to_str().unwrap();
+        check_passes("tictactoe", exe);
+        let v = match_json(exe, "python3 bots/python/random_bot.py", &[]);
+        assert_eq!(v["bots"][0]["forfeits"]["illegal"], 0, "{v}");
+        assert_eq!(v["bots"][1]["forfeits"]["illegal"], 0, "{v}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_reports_failures_with_exit_code_one() {
+    let dir = scratch("check-fail");
+    let pidfile = dir.join("pids");
+    let out = referee()
+        .args([
+            "check",
+            "tictactoe",
+            &fixture_command("illegal --turn 2", &pidfile),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAIL") && text.contains("forfeit by illegal"),
+        "{text}"
+    );
+    assert!(text.contains("PASS"), "{text}");
+    assert_no_process_left(&pidfile);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bots_lists_the_manifests_in_bots() {
+    let text = referee::cli::bots::manifests(&root().join("bots"));
+    for name in ["python-random", "python-heuristic", "c-random"] {
+        assert!(text.contains(name), "{text}");
+    }
+}
+
+/// The Python random bot's move lists for every game agree with referee's
+/// rules on positions from random games (the games that are compiled in).
+#[test]
+fn python_random_bot_plays_legal_moves_from_random_positions() {
+    let spec = ExternalSpec::from_command_line(&format!(
+        "python3 {}",
+        root().join("bots/python/random_bot.py").display()
+    ))
+    .unwrap();
+    let time = TimeControl::default();
+    let mut bot = ExternalBot::<TicTacToe>::new(spec, time);
+    bot.begin(Seat::One, &time).unwrap();
+    let mut rng = referee::seed::rng(3);
+    for _ in 0..20 {
+        let mut pos = TicTacToe::new();
+        let plies = rand::Rng::random_range(&mut rng, 0..8);
+        for _ in 0..plies {
+            if let Some(m) = pos.random_move(&mut rng) {
+                pos.play_unchecked(m);
+            }
+        }
+        if pos.is_over() {
+            continue;
+        }
+        let mv = bot.select_move(&pos).unwrap_or_else(|f| panic!("{f}"));
+        assert!(pos.is_legal(mv));
+    }
+    bot.end(BotResult::Draw);
+    assert_eq!(bot.exited_cleanly(), Some(true));
+}
