@@ -37,27 +37,40 @@ fn fixture_command(args: &str, pidfile: &Path) -> String {
     )
 }
 
-/// Asserts that every process the fixture recorded is gone. A zombie whose
-/// parent is not us counts as gone: it is dead, and only init can reap it.
+/// Whether `pid` is gone. A zombie whose parent is not us counts as gone:
+/// it is dead, and only init can reap it.
+fn is_gone(pid: i32) -> Result<(), String> {
+    if nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err() {
+        return Ok(());
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name: state, ppid, ...
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let me = std::process::id().to_string();
+    if fields.first() == Some(&"Z") && fields.get(1) != Some(&me.as_str()) {
+        Ok(())
+    } else {
+        Err(stat)
+    }
+}
+
+/// Asserts that every process the fixture recorded is gone. SIGKILL is
+/// delivered asynchronously: a grandchild (not ours to reap) may take a
+/// moment to finish dying, so it gets a second.
 fn assert_no_process_left(pidfile: &Path) {
     let text = std::fs::read_to_string(pidfile).unwrap_or_default();
     assert!(!text.is_empty(), "the fixture recorded no pid");
-    let me = std::process::id().to_string();
     for line in text.lines() {
         let pid: i32 = line.split_whitespace().next().unwrap().parse().unwrap();
-        let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
-        if !alive {
-            continue;
+        let until = Instant::now() + Duration::from_secs(1);
+        while let Err(stat) = is_gone(pid) {
+            assert!(
+                Instant::now() < until,
+                "process {pid} survived the game: {stat}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
         }
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // Fields after the command name: state, ppid, ...
-        let after = stat.rsplit(')').next().unwrap_or("");
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        let (state, ppid) = (fields.first().copied(), fields.get(1).copied());
-        assert!(
-            state == Some("Z") && ppid != Some(me.as_str()),
-            "process {pid} survived the game: {stat}"
-        );
     }
 }
 
