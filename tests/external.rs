@@ -294,8 +294,8 @@ fn a_bot_that_ignores_end_is_killed_after_a_second() {
     stubborn.begin(Seat::Two, &time).unwrap();
     let t = Instant::now();
     stubborn.end(BotResult::Draw);
-    let took = t.elapsed();
     assert_eq!(stubborn.exited_cleanly(), Some(false));
+    let took = t.elapsed();
     assert!(
         took >= Duration::from_millis(900) && took < Duration::from_secs(3),
         "{took:?}"

@@ -22,13 +22,16 @@ pub const FORFEIT_STDERR_TAIL: usize = 2048;
 
 /// A bot that runs an external program speaking protocol v1.
 ///
-/// `begin` starts the process; `end` (or dropping the bot) stops it.
+/// `begin` starts the process; `end` sends the end line and closes its
+/// stdin; dropping the bot waits for the exit (at most [`END_GRACE`] after
+/// `end`) and kills whatever is left of its process group.
 #[derive(Debug)]
 pub struct ExternalBot<G: Game> {
     spec: ExternalSpec,
     time: TimeControl,
     seat: Seat,
     process: Option<BotProcess>,
+    ending: Option<BotProcess>,
     replies: usize,
     last_time_us: Option<u64>,
     first_reply_us: Option<u64>,
@@ -46,6 +49,7 @@ impl<G: Game> ExternalBot<G> {
             time,
             seat: Seat::One,
             process: None,
+            ending: None,
             replies: 0,
             last_time_us: None,
             first_reply_us: None,
@@ -61,14 +65,27 @@ impl<G: Game> ExternalBot<G> {
         self.first_reply_us
     }
 
-    /// After `end`: whether the bot exited by itself within the grace period.
-    pub fn exited_cleanly(&self) -> Option<bool> {
+    /// After `end`: whether the bot exited by itself within the grace
+    /// period (waits for that, at most [`END_GRACE`]).
+    pub fn exited_cleanly(&mut self) -> Option<bool> {
+        self.settle();
         self.exited_cleanly
     }
 
-    /// After the process is gone: its exit status in words.
-    pub fn exit_status(&self) -> Option<&str> {
+    /// After the process is gone: its exit status in words (after `end`,
+    /// waits for the exit, at most [`END_GRACE`]).
+    pub fn exit_status(&mut self) -> Option<&str> {
+        self.settle();
         self.exit_status.as_deref()
+    }
+
+    /// Waits for a bot that was sent `end` to exit (or kills it at its
+    /// deadline) and records how it went.
+    fn settle(&mut self) {
+        if let Some(mut p) = self.ending.take() {
+            self.exited_cleanly = Some(p.wait_exit());
+            self.exit_status = p.exit_status();
+        }
     }
 
     /// The process id of the running bot, if any (its process group id too).
@@ -121,6 +138,7 @@ impl<G: Game> Bot<G> for ExternalBot<G> {
     }
 
     fn begin(&mut self, seat: Seat, time: &TimeControl) -> Result<(), Forfeit> {
+        self.settle();
         self.time = *time;
         self.seat = seat;
         self.replies = 0;
@@ -300,8 +318,16 @@ impl<G: Game> Bot<G> for ExternalBot<G> {
     fn end(&mut self, result: BotResult) {
         if let Some(mut p) = self.process.take() {
             let line = format!("end {}\n", result.word());
-            self.exited_cleanly = Some(p.finish(line.as_bytes(), END_GRACE));
-            self.exit_status = p.exit_status();
+            // Waiting for the exit is deferred (see `settle`), so that the
+            // other bot of the game gets its `end` without waiting for this one.
+            p.send_end(line.as_bytes(), END_GRACE);
+            self.ending = Some(p);
         }
+    }
+}
+
+impl<G: Game> Drop for ExternalBot<G> {
+    fn drop(&mut self) {
+        self.settle();
     }
 }

@@ -127,6 +127,7 @@ pub struct BotProcess {
     status: Option<WaitStatus>,
     killed: bool,
     started: Instant,
+    end_deadline: Option<Instant>,
 }
 
 /// The limits actually applied: the spec's, or the defaults; 0 means none.
@@ -163,18 +164,21 @@ impl BotProcess {
             cmd.current_dir(dir);
         }
         let limits = effective_limits(&spec.limits);
-        // SAFETY: the closure runs between fork and exec and only calls
-        // setrlimit, which is async-signal-safe; it allocates nothing.
-        unsafe {
-            cmd.pre_exec(move || {
-                for (res, value) in limits {
-                    if value > 0 {
-                        setrlimit(res, value, value)
-                            .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
+        // Without limits std can use posix_spawn, which is cheaper than fork.
+        if limits.iter().any(|&(_, v)| v > 0) {
+            // SAFETY: the closure runs between fork and exec and only calls
+            // setrlimit, which is async-signal-safe; it allocates nothing.
+            unsafe {
+                cmd.pre_exec(move || {
+                    for (res, value) in limits {
+                        if value > 0 {
+                            setrlimit(res, value, value)
+                                .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
+                        }
                     }
-                }
-                Ok(())
-            });
+                    Ok(())
+                });
+            }
         }
         let started = Instant::now();
         let mut child = cmd.spawn()?;
@@ -200,6 +204,7 @@ impl BotProcess {
             status: None,
             killed: false,
             started,
+            end_deadline: None,
         };
         // A bot that never reads its stdin must not block the referee's writes.
         if let Some(s) = &me.stdin {
@@ -340,15 +345,35 @@ impl BotProcess {
         !matches!(waitid(Id::Pid(self.pid), flags), Ok(WaitStatus::StillAlive))
     }
 
+    /// Sends `line` (the `end` line) and closes stdin; the bot then has
+    /// until `grace` from now to exit, which [`BotProcess::wait_exit`] waits
+    /// for. Split in two so that both bots of a game can exit at once.
+    pub fn send_end(&mut self, line: &[u8], grace: Duration) {
+        if self.status.is_some() || self.end_deadline.is_some() {
+            return;
+        }
+        let deadline = Instant::now() + grace;
+        let _ = self.send(line, deadline);
+        self.stdin = None;
+        self.end_deadline = Some(deadline);
+    }
+
     /// Sends `line`, closes stdin and gives the bot `grace` to exit; then kills
     /// what is left of its group and reaps it. Returns whether it exited by
     /// itself in time.
     pub fn finish(&mut self, line: &[u8], grace: Duration) -> bool {
+        self.send_end(line, grace);
+        self.wait_exit()
+    }
+
+    /// After [`BotProcess::send_end`]: waits for the bot to exit until its
+    /// deadline, then kills what is left of its group and reaps it. Returns
+    /// whether it exited by itself in time.
+    pub fn wait_exit(&mut self) -> bool {
         if self.status.is_some() {
             return false;
         }
-        let deadline = Instant::now() + grace;
-        let _ = self.send(line, deadline);
+        let deadline = self.end_deadline.unwrap_or_else(Instant::now);
         self.stdin = None;
         let mut step = Duration::from_micros(20);
         let mut scratch = [0u8; 4096];
