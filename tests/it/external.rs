@@ -1,4 +1,4 @@
-//! External bots: supervision and forfeits with a fixture bot that
+//! External bots (issue 3): supervision and forfeits with a fixture bot that
 //! misbehaves on a flag, the example bots through `referee check` and
 //! `referee match`, and no process left behind.
 
@@ -13,13 +13,7 @@ use referee::game::{Game, Seat, TicTacToe};
 use referee::record::{Forfeit, ForfeitReason, GameRecord, Termination};
 use referee::referee::{play_game, GameSetup};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn referee() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_referee"))
-}
+use crate::common::{referee, root};
 
 /// A fresh, empty scratch directory for one test.
 fn scratch(tag: &str) -> PathBuf {
