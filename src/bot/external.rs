@@ -331,3 +331,66 @@ impl<G: Game> Drop for ExternalBot<G> {
         self.settle();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::TicTacToe;
+
+    /// A bot written in `sh`: `script` runs once per turn line it reads.
+    fn sh_bot(script: &str) -> ExternalBot<TicTacToe> {
+        let body = format!(
+            "while read cmd pos; do case $cmd in turn) {script};; end) exit 0;; esac; done"
+        );
+        let mut spec = ExternalSpec::from_command_line("sh").unwrap();
+        spec.command = vec!["sh".into(), "-c".into(), body];
+        let time = TimeControl {
+            move_ms: 2000,
+            startup_ms: 2000,
+        };
+        let mut bot = ExternalBot::new(spec, time);
+        bot.begin(Seat::One, &time).unwrap();
+        bot
+    }
+
+    #[test]
+    fn carriage_return_and_spaces_around_a_reply_are_ignored() {
+        let mut bot = sh_bot("printf ' 4 \\r\\n'");
+        let mv = bot.select_move(&TicTacToe::new()).unwrap();
+        assert_eq!(mv.to_string(), "4");
+        assert!(bot.startup_us().is_some());
+        assert!(bot.last_move_time_us().is_some());
+        bot.end(BotResult::Draw);
+        assert_eq!(bot.exited_cleanly(), Some(true));
+        assert_eq!(bot.exit_status(), Some("exited with code 0"));
+    }
+
+    #[test]
+    fn a_second_line_for_one_turn_is_malformed_at_the_next_turn() {
+        // One printf is one write: both lines arrive in the same read.
+        let mut bot = sh_bot("printf '4\\n5\\n'");
+        bot.select_move(&TicTacToe::new()).unwrap();
+        let pos: TicTacToe = "....X....".parse().unwrap();
+        let f = bot.select_move(&pos).unwrap_err();
+        assert_eq!(f.reason, ForfeitReason::Malformed, "{f:?}");
+        assert!(f.detail.contains("more than one line"), "{f:?}");
+    }
+
+    #[test]
+    fn an_occupied_cell_is_illegal_and_kills_the_bot() {
+        let mut bot = sh_bot("echo 4");
+        bot.select_move(&TicTacToe::new()).unwrap();
+        let pos: TicTacToe = "X...O....".parse().unwrap();
+        let f = bot.select_move(&pos).unwrap_err();
+        assert_eq!(f.reason, ForfeitReason::Illegal);
+        assert_eq!(f.line.as_deref(), Some("4"));
+        assert_eq!(f.position, "X...O....");
+        assert_eq!(
+            f.exit_status.as_deref(),
+            Some("killed by the referee (SIGKILL)")
+        );
+        // The process is gone: asking again is a crash, not a hang.
+        let again = bot.select_move(&pos).unwrap_err();
+        assert_eq!(again.reason, ForfeitReason::Crash);
+    }
+}
