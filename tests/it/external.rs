@@ -496,10 +496,26 @@ fn check_reports_failures_with_exit_code_one() {
 
 #[test]
 fn bots_lists_the_manifests_in_bots() {
-    let text = referee::cli::bots::manifests(&root().join("bots"));
-    for name in ["python-random", "python-heuristic", "c-random"] {
+    let out = referee().arg("bots").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in [
+        "bots/python-random.toml",
+        "bots/python-heuristic.toml",
+        "bots/c-random.toml",
+    ] {
         assert!(text.contains(name), "{text}");
     }
+    // A broken manifest is listed with its error, not fatal.
+    let dir = scratch("list");
+    std::fs::write(dir.join("a.toml"), "name = 1\n").unwrap();
+    let text = referee::cli::bots::manifests(&dir);
+    assert!(text.contains("a.toml") && text.contains("error"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The Python random bot's move lists for every game agree with referee's
