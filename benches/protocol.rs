@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use referee::bot::external::ExternalBot;
 use referee::bot::spec::{ExternalSpec, ResourceLimits};
 use referee::bot::{Bot, BotResult, TimeControl};
-use referee::game::{Game, Seat, TicTacToe};
+use referee::game::{Seat, TicTacToe};
 use referee::record::Termination;
 use referee::referee::{play_game, GameSetup};
 
@@ -128,13 +128,13 @@ fn games_per_second(spec: &ExternalSpec, threads: usize, seconds: f64) -> (f64, 
 }
 
 fn main() {
-    // `cargo test --benches` runs bench targets with `--bench` absent: keep
-    // that quick by doing nothing but building the bot.
-    let exe = build_c_bot();
-    let exe = exe.to_str().expect("utf-8 path").to_string();
+    // `cargo test --benches` runs bench targets without `--bench`: nothing
+    // to measure then.
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
+    let exe = build_c_bot();
+    let exe = exe.to_str().expect("utf-8 path").to_string();
     println!(
         "protocol overhead ({} round trips each, after 1000 warm-up)",
         ROUND_TRIPS
@@ -167,6 +167,4 @@ fn main() {
             gps / threads as f64
         );
     }
-    // Sanity: a game really is a game.
-    assert!(TicTacToe::new().legal_moves().len() == 9);
 }
