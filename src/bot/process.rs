@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use nix::sys::resource::{setrlimit, Resource};
+use nix::sys::resource::{getrlimit, setrlimit, Resource};
 use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
@@ -167,13 +167,18 @@ impl BotProcess {
         // Without limits std can use posix_spawn, which is cheaper than fork.
         if limits.iter().any(|&(_, v)| v > 0) {
             // SAFETY: the closure runs between fork and exec and only calls
-            // setrlimit, which is async-signal-safe; it allocates nothing.
+            // getrlimit and setrlimit, which are async-signal-safe; it
+            // allocates nothing.
             unsafe {
                 cmd.pre_exec(move || {
+                    let os_err = |e: Errno| io::Error::from_raw_os_error(e as i32);
                     for (res, value) in limits {
                         if value > 0 {
-                            setrlimit(res, value, value)
-                                .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
+                            // Never above the hard limit we inherited: raising
+                            // it would fail for an unprivileged referee.
+                            let (_, hard) = getrlimit(res).map_err(os_err)?;
+                            let v = value.min(hard);
+                            setrlimit(res, v, v).map_err(os_err)?;
                         }
                     }
                     Ok(())
@@ -510,6 +515,40 @@ mod tests {
         l.push(b"hello\nworld\n");
         assert_eq!(l.tail(6), "world\n");
         assert_eq!(l.text(), "hello\nworld\n");
+    }
+
+    fn limits_seen_by(limits: ResourceLimits) -> String {
+        let mut spec = ExternalSpec::from_command_line("sh").unwrap();
+        spec.command = vec![
+            "sh".into(),
+            "-c".into(),
+            "echo $(ulimit -v) $(ulimit -t)".into(),
+        ];
+        spec.limits = limits;
+        let mut p = BotProcess::spawn(&spec).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        match p.read_line(deadline).unwrap() {
+            Reply::Line(l, _) => String::from_utf8(l).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn rlimits_apply_with_defaults_and_zero_means_none() {
+        let set = ResourceLimits {
+            memory_mb: Some(64),
+            cpu_seconds: Some(5),
+            processes: None,
+        };
+        assert_eq!(limits_seen_by(set), "65536 5");
+        let want = format!("{} {DEFAULT_CPU_SECONDS}", DEFAULT_MEMORY_MB * 1024);
+        assert_eq!(limits_seen_by(ResourceLimits::default()), want);
+        let none = ResourceLimits {
+            memory_mb: Some(0),
+            cpu_seconds: Some(0),
+            processes: Some(0),
+        };
+        assert_eq!(limits_seen_by(none), "unlimited unlimited");
     }
 
     #[test]
