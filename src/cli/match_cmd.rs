@@ -121,6 +121,10 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
                     r.players[(f.seat.max(1) - 1) as usize],
                     f.seat
                 );
+                // The bot's last words usually say what went wrong.
+                if let Some(last) = f.stderr_tail.lines().rev().find(|l| !l.trim().is_empty()) {
+                    println!("  stderr: {}", crate::record::escape_line(last.as_bytes()));
+                }
             }
         }
     }

@@ -335,6 +335,18 @@ fn match_json_counts_forfeits_by_reason() {
     assert_eq!(v["bots"][1]["forfeits"]["crash"], 0);
     assert_no_process_left(&pidfile);
 
+    let out = referee()
+        .args(["match", "tictactoe", &crash, "random", "--games", "2"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("forfeits by crash at move 3")
+            && text.contains("exited with code 3")
+            && text.contains("stderr: fixture: crashing on purpose"),
+        "{text}"
+    );
+
     let garbage = fixture_command("garbage", &pidfile);
     let out = referee()
         .args(["match", "tictactoe", &garbage, "random", "--games", "2"])
