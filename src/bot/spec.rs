@@ -317,6 +317,21 @@ impl BotSpec {
         Ok(BotSpec::External(spec))
     }
 
+    /// An external bot described inline by manifest fields (e.g. a bot entry
+    /// of a tournament file in `base_dir`), checked for game `kind` the same
+    /// way [`BotSpec::resolve`] checks a manifest file: the game must be
+    /// listed and the program must be startable.
+    pub fn from_manifest(
+        manifest: BotManifest,
+        base_dir: &Path,
+        kind: GameKind,
+    ) -> Result<BotSpec, BotError> {
+        let spec = manifest.into_spec(base_dir)?;
+        spec.check_game(kind)?;
+        spec.check_startable()?;
+        Ok(BotSpec::External(spec))
+    }
+
     /// A fresh bot for one game, seeded by `seed` (external bots take no
     /// seed: their process is their own).
     pub fn instantiate<G: BuiltinBots>(
@@ -403,6 +418,20 @@ mod tests {
         assert!(e.contains("bad.toml:3:3:"), "{e}");
         assert!(e.contains("colour"), "{e}");
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn inline_fields_are_checked_like_a_manifest() {
+        let m: BotManifest =
+            toml::from_str("name='t'\ncommand=['sh','-c','exit 0']\ngames=['tictactoe']\n")
+                .unwrap();
+        let s = BotSpec::from_manifest(m.clone(), Path::new("."), GameKind::TicTacToe).unwrap();
+        assert_eq!(s.to_string(), "t");
+        let e = BotSpec::from_manifest(m, Path::new("."), GameKind::Notakto).unwrap_err();
+        assert!(e.0.contains("does not play notakto"), "{e}");
+        let m: BotManifest = toml::from_str("name='t'\ncommand='./nope'\n").unwrap();
+        let e = BotSpec::from_manifest(m, Path::new("."), GameKind::Uttt).unwrap_err();
+        assert!(e.0.contains("cannot start"), "{e}");
     }
 
     #[test]
