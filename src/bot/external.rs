@@ -29,7 +29,6 @@ pub const FORFEIT_STDERR_TAIL: usize = 2048;
 pub struct ExternalBot<G: Game> {
     spec: ExternalSpec,
     time: TimeControl,
-    seat: Seat,
     process: Option<BotProcess>,
     ending: Option<BotProcess>,
     replies: usize,
@@ -47,7 +46,6 @@ impl<G: Game> ExternalBot<G> {
         ExternalBot {
             spec,
             time,
-            seat: Seat::One,
             process: None,
             ending: None,
             replies: 0,
@@ -140,7 +138,6 @@ impl<G: Game> Bot<G> for ExternalBot<G> {
     fn begin(&mut self, seat: Seat, time: &TimeControl) -> Result<(), Forfeit> {
         self.settle();
         self.time = *time;
-        self.seat = seat;
         self.replies = 0;
         self.process = None;
         let mut p = BotProcess::spawn(&self.spec).map_err(|e| {
