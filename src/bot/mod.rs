@@ -14,6 +14,7 @@ pub mod process;
 pub mod random;
 pub mod spec;
 pub mod tictactoe;
+pub mod uttt;
 
 pub use random::RandomBot;
 pub use spec::BotSpec;

@@ -12,9 +12,11 @@ use rand::Rng;
 
 pub mod notakto;
 pub mod tictactoe;
+pub mod uttt;
 
 pub use notakto::{Notakto, NotaktoMove};
 pub use tictactoe::TicTacToe;
+pub use uttt::{Uttt, UtttMove};
 
 /// The most legal moves any position of any game can have (Notakto with 26
 /// empty boards has 234).
@@ -385,8 +387,9 @@ macro_rules! with_game {
                 type $g = $crate::game::Notakto;
                 $body
             }
-            other => {
-                return Err(anyhow::anyhow!("{other} is not available yet"));
+            $crate::game::GameKind::Uttt => {
+                type $g = $crate::game::Uttt;
+                $body
             }
         }
     };

@@ -1,0 +1,731 @@
+//! UTTT bots: `greedy` (one-ply rules), `optimal` (MCTS-Solver with informed
+//! playouts) and `uct` (plain UCT with random rollouts, the baseline the
+//! engine is measured against).
+//!
+//! The search is reproducible: with an iteration budget and a seed it makes
+//! the same moves on every run. A time budget (`time_ms`) is optional.
+
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::{no_move_forfeit, pick, Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot};
+use crate::game::tictactoe::{nth_set_bit, winning_cells};
+use crate::game::uttt::{line, Uttt, UtttMove};
+use crate::game::{Game, MoveList, Outcome, Seat};
+use crate::record::Forfeit;
+
+/// Moves of `pos` that win the game at once.
+fn game_winning_moves(pos: &Uttt) -> MoveList<UtttMove> {
+    let me = pos.to_move();
+    let mut out = MoveList::new();
+    for mv in pos.legal_moves() {
+        let b = mv.board() as usize;
+        let after = pos.cells(me, b) | 1 << mv.cell();
+        if line(after) && line(pos.won(me) | 1 << b) {
+            out.push(mv);
+        }
+    }
+    out
+}
+
+/// Moves of `pos` that win a local board.
+fn board_winning_moves(pos: &Uttt) -> MoveList<UtttMove> {
+    let me = pos.to_move();
+    pos.legal_moves()
+        .into_iter()
+        .filter(|mv| line(pos.cells(me, mv.board() as usize) | 1 << mv.cell()))
+        .collect()
+}
+
+/// Whether the player to move in `pos` can win a local board at once.
+fn mover_can_win_a_board(pos: &Uttt) -> bool {
+    let me = pos.to_move();
+    let mut bs = pos.playable_boards();
+    while bs != 0 {
+        let b = bs.trailing_zeros() as usize;
+        bs &= bs - 1;
+        if winning_cells(pos.cells(me, b), pos.empty(b)) != 0 {
+            return true;
+        }
+    }
+    false
+}
+
+/// One-ply rules a beginner would write: win the game, else win a local
+/// board, else block the opponent's local win, else avoid sending the
+/// opponent to a board where they can win at once or to a free choice;
+/// random among equals.
+pub struct Greedy {
+    rng: ChaCha8Rng,
+}
+
+impl Greedy {
+    /// A greedy bot seeded by `seed`.
+    pub fn new(seed: u64) -> Self {
+        Greedy {
+            rng: crate::seed::rng(seed),
+        }
+    }
+
+    /// The moves the rules allow in `pos`, all equally good to them.
+    pub fn candidates(pos: &Uttt) -> MoveList<UtttMove> {
+        let wins = game_winning_moves(pos);
+        if !wins.is_empty() {
+            return wins;
+        }
+        let local = board_winning_moves(pos);
+        if !local.is_empty() {
+            return local;
+        }
+        let me = pos.to_move();
+        let them = me.other();
+        let moves = pos.legal_moves();
+        let blocks: MoveList<UtttMove> = moves
+            .iter()
+            .copied()
+            .filter(|mv| {
+                let b = mv.board() as usize;
+                line(pos.cells(them, b) | 1 << mv.cell())
+            })
+            .collect();
+        if !blocks.is_empty() {
+            return blocks;
+        }
+        let safe: MoveList<UtttMove> = moves
+            .iter()
+            .copied()
+            .filter(|&mv| {
+                let mut next = *pos;
+                next.play_unchecked(mv);
+                next.forced().is_some() && !mover_can_win_a_board(&next)
+            })
+            .collect();
+        if safe.is_empty() {
+            moves
+        } else {
+            safe
+        }
+    }
+}
+
+impl Bot<Uttt> for Greedy {
+    fn name(&self) -> &str {
+        "greedy"
+    }
+
+    fn select_move(&mut self, pos: &Uttt) -> Result<UtttMove, Forfeit> {
+        pick(&Self::candidates(pos), &mut self.rng).ok_or_else(|| no_move_forfeit(pos))
+    }
+}
+
+/// A proven game value, from the point of view of the player who made the
+/// move into a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Proof {
+    Unknown,
+    Win,
+    Loss,
+    Draw,
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    mv: UtttMove,
+    first_child: u32,
+    children: u8,
+    expanded: bool,
+    visits: u32,
+    /// Sum of rewards for the player who moved into this node.
+    reward: f32,
+    proof: Proof,
+}
+
+/// How the search runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchConfig {
+    /// Iterations per move (the default budget: reproducible).
+    pub iterations: u32,
+    /// Optional wall-time budget per move; the search stops at whichever
+    /// budget runs out first.
+    pub time: Option<Duration>,
+    /// UCB exploration constant.
+    pub exploration: f32,
+    /// MCTS-Solver: prove wins and losses and play them.
+    pub solver: bool,
+    /// Informed playouts: take a game-winning or board-winning move when the
+    /// playout can; otherwise random.
+    pub informed: bool,
+}
+
+impl SearchConfig {
+    /// The `optimal` engine's defaults.
+    pub fn optimal() -> Self {
+        SearchConfig {
+            iterations: 20_000,
+            time: None,
+            exploration: 0.8,
+            solver: true,
+            informed: true,
+        }
+    }
+
+    /// Plain UCT: random rollouts, no solver.
+    pub fn plain_uct() -> Self {
+        SearchConfig {
+            iterations: 20_000,
+            time: None,
+            exploration: std::f32::consts::SQRT_2,
+            solver: false,
+            informed: false,
+        }
+    }
+}
+
+/// Statistics of the last search.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SearchStats {
+    /// Iterations run.
+    pub iterations: u32,
+    /// Nodes in the tree.
+    pub nodes: usize,
+    /// Whether the root's value was proven.
+    pub proven: bool,
+}
+
+/// A Monte Carlo tree search over UTTT positions.
+pub struct Mcts {
+    config: SearchConfig,
+    rng: SmallRng,
+    nodes: Vec<Node>,
+    last: SearchStats,
+}
+
+impl Mcts {
+    /// A search with `config`, its randomness seeded by `seed`.
+    pub fn new(config: SearchConfig, seed: u64) -> Self {
+        Mcts {
+            config,
+            rng: SmallRng::seed_from_u64(seed),
+            nodes: Vec::new(),
+            last: SearchStats::default(),
+        }
+    }
+
+    /// Statistics of the last search.
+    pub fn stats(&self) -> SearchStats {
+        self.last
+    }
+
+    fn expand(&mut self, idx: usize, pos: &Uttt) {
+        let first = self.nodes.len() as u32;
+        let moves = pos.legal_moves();
+        for &mv in &moves {
+            self.nodes.push(Node {
+                mv,
+                first_child: 0,
+                children: 0,
+                expanded: false,
+                visits: 0,
+                reward: 0.0,
+                proof: Proof::Unknown,
+            });
+        }
+        let node = &mut self.nodes[idx];
+        node.first_child = first;
+        node.children = moves.len() as u8;
+        node.expanded = true;
+    }
+
+    fn children(&self, idx: usize) -> std::ops::Range<usize> {
+        let n = &self.nodes[idx];
+        n.first_child as usize..n.first_child as usize + n.children as usize
+    }
+
+    /// Picks the child to descend into: an unvisited one first, else UCB1,
+    /// never a child already proven lost for the mover.
+    fn select(&mut self, idx: usize) -> usize {
+        let parent_visits = self.nodes[idx].visits.max(1) as f32;
+        let log_n = parent_visits.ln();
+        let c = self.config.exploration;
+        let mut best = usize::MAX;
+        let mut best_score = f32::NEG_INFINITY;
+        let range = self.children(idx);
+        let unvisited = range.clone().filter(|&i| self.nodes[i].visits == 0).count();
+        if unvisited > 0 {
+            let k = self.rng.random_range(0..unvisited);
+            return range
+                .filter(|&i| self.nodes[i].visits == 0)
+                .nth(k)
+                .unwrap_or(usize::MAX);
+        }
+        for i in range {
+            let n = &self.nodes[i];
+            let score = match n.proof {
+                Proof::Loss => f32::NEG_INFINITY,
+                Proof::Win => f32::INFINITY,
+                _ => n.reward / n.visits as f32 + c * (log_n / n.visits as f32).sqrt(),
+            };
+            if score > best_score || best == usize::MAX {
+                best_score = score;
+                best = i;
+            }
+        }
+        best
+    }
+
+    /// Plays a playout from `pos` and returns its outcome.
+    fn playout(&mut self, mut pos: Uttt) -> Outcome {
+        loop {
+            if let Some(o) = pos.outcome() {
+                return o;
+            }
+            let mv = if self.config.informed {
+                self.informed_move(&pos)
+            } else {
+                pos.random_move(&mut self.rng)
+            };
+            match mv {
+                Some(m) => pos.play_unchecked(m),
+                None => return Outcome::Draw,
+            }
+        }
+    }
+
+    /// In a forced board, takes a board-winning cell when there is one
+    /// (which includes every game-winning move there); otherwise random.
+    fn informed_move(&mut self, pos: &Uttt) -> Option<UtttMove> {
+        if let Some(b) = pos.forced() {
+            let me = pos.to_move();
+            let empty = pos.empty(b as usize);
+            let wins = winning_cells(pos.cells(me, b as usize), empty) as u32;
+            let pool = if wins != 0 { wins } else { empty as u32 };
+            let n = self.rng.random_range(0..pool.count_ones());
+            return UtttMove::new(b, nth_set_bit(pool, n) as u8);
+        }
+        pos.random_move(&mut self.rng)
+    }
+
+    /// Runs the search from `root` and returns the chosen move.
+    pub fn search(&mut self, root: &Uttt) -> Option<UtttMove> {
+        let moves = root.legal_moves();
+        if moves.len() <= 1 {
+            self.last = SearchStats::default();
+            return moves.first().copied();
+        }
+        if self.config.solver {
+            // A win in one needs no search.
+            if let Some(&mv) = game_winning_moves(root).first() {
+                self.last = SearchStats {
+                    proven: true,
+                    ..SearchStats::default()
+                };
+                return Some(mv);
+            }
+        }
+        self.nodes.clear();
+        self.nodes.push(Node {
+            mv: moves[0],
+            first_child: 0,
+            children: 0,
+            expanded: false,
+            visits: 0,
+            reward: 0.0,
+            proof: Proof::Unknown,
+        });
+        let started = Instant::now();
+        let mut done = 0;
+        let mut path: Vec<usize> = Vec::with_capacity(96);
+        while done < self.config.iterations {
+            if let Some(t) = self.config.time {
+                if done % 64 == 0 && started.elapsed() >= t {
+                    break;
+                }
+            }
+            done += 1;
+            if self.nodes[0].proof != Proof::Unknown {
+                break;
+            }
+            path.clear();
+            path.push(0);
+            let mut pos = *root;
+            let mut idx = 0;
+            // Selection down to a leaf.
+            while self.nodes[idx].expanded && self.nodes[idx].proof == Proof::Unknown {
+                let child = self.select(idx);
+                if child == usize::MAX {
+                    break;
+                }
+                pos.play_unchecked(self.nodes[child].mv);
+                idx = child;
+                path.push(idx);
+            }
+            // Expansion and simulation.
+            let mover = pos.to_move().other();
+            let outcome = match pos.outcome() {
+                Some(o) => {
+                    if self.config.solver {
+                        self.nodes[idx].proof = match o {
+                            Outcome::Draw => Proof::Draw,
+                            Outcome::Win(s) if s == mover => Proof::Win,
+                            Outcome::Win(_) => Proof::Loss,
+                        };
+                    }
+                    o
+                }
+                None => {
+                    if self.nodes[idx].proof == Proof::Unknown {
+                        self.expand(idx, &pos);
+                        let child = self.select(idx);
+                        if child != usize::MAX {
+                            pos.play_unchecked(self.nodes[child].mv);
+                            idx = child;
+                            path.push(idx);
+                            if let Some(o) = pos.outcome() {
+                                if self.config.solver {
+                                    let m = pos.to_move().other();
+                                    self.nodes[idx].proof = match o {
+                                        Outcome::Draw => Proof::Draw,
+                                        Outcome::Win(s) if s == m => Proof::Win,
+                                        Outcome::Win(_) => Proof::Loss,
+                                    };
+                                }
+                            }
+                        }
+                    }
+                    self.playout(pos)
+                }
+            };
+            self.backpropagate(&path, root.to_move(), outcome);
+        }
+        self.last = SearchStats {
+            iterations: done,
+            nodes: self.nodes.len(),
+            proven: self.nodes[0].proof != Proof::Unknown,
+        };
+        self.best_root_move()
+    }
+
+    /// Adds the outcome to every node on `path` and, with the solver,
+    /// proves what can be proven from the leaf up.
+    fn backpropagate(&mut self, path: &[usize], root_mover: Seat, outcome: Outcome) {
+        for (depth, &idx) in path.iter().enumerate().rev() {
+            // The node at depth d was entered by a move of the root's mover
+            // when d is odd (the root itself, d = 0, by the other player).
+            let mover = if depth % 2 == 1 {
+                root_mover
+            } else {
+                root_mover.other()
+            };
+            let node = &mut self.nodes[idx];
+            node.visits += 1;
+            node.reward += outcome.points(mover) as f32;
+            if self.config.solver && node.proof == Proof::Unknown && node.expanded {
+                let proof = self.prove(idx);
+                self.nodes[idx].proof = proof;
+            }
+        }
+    }
+
+    /// A node's value from its children's proofs (children are moves by the
+    /// other player): any child won by them loses the node; all children
+    /// lost by them wins it; all proven with a draw at best draws it.
+    fn prove(&self, idx: usize) -> Proof {
+        let mut all_proven = true;
+        let mut any_draw = false;
+        for i in self.children(idx) {
+            match self.nodes[i].proof {
+                Proof::Win => return Proof::Loss,
+                Proof::Draw => any_draw = true,
+                Proof::Loss => {}
+                Proof::Unknown => all_proven = false,
+            }
+        }
+        match (all_proven, any_draw) {
+            (true, true) => Proof::Draw,
+            (true, false) => Proof::Win,
+            _ => Proof::Unknown,
+        }
+    }
+
+    /// A proven win if there is one, else the most visited child that is not
+    /// proven lost (a proven draw counts as its visits).
+    fn best_root_move(&self) -> Option<UtttMove> {
+        let range = self.children(0);
+        if let Some(i) = range.clone().find(|&i| self.nodes[i].proof == Proof::Win) {
+            return Some(self.nodes[i].mv);
+        }
+        let pick = range
+            .clone()
+            .filter(|&i| self.nodes[i].proof != Proof::Loss)
+            .max_by_key(|&i| self.nodes[i].visits)
+            .or_else(|| range.clone().max_by_key(|&i| self.nodes[i].visits));
+        pick.map(|i| self.nodes[i].mv)
+    }
+}
+
+/// A bot that runs an [`Mcts`] search for every move.
+pub struct SearchBot {
+    name: &'static str,
+    search: Mcts,
+}
+
+impl SearchBot {
+    /// A bot named `name` searching with `config`, seeded by `seed`.
+    pub fn new(name: &'static str, config: SearchConfig, seed: u64) -> Self {
+        SearchBot {
+            name,
+            search: Mcts::new(config, seed),
+        }
+    }
+
+    /// Statistics of the last search.
+    pub fn stats(&self) -> SearchStats {
+        self.search.stats()
+    }
+}
+
+impl Bot<Uttt> for SearchBot {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn select_move(&mut self, pos: &Uttt) -> Result<UtttMove, Forfeit> {
+        self.search.search(pos).ok_or_else(|| no_move_forfeit(pos))
+    }
+}
+
+fn search_config(base: SearchConfig, params: &Params) -> Result<SearchConfig, BotError> {
+    params.only(&["iters", "time_ms", "c"])?;
+    let mut cfg = base;
+    cfg.iterations = params.get("iters", cfg.iterations)?;
+    if cfg.iterations == 0 {
+        return Err(BotError("parameter 'iters' must be at least 1".into()));
+    }
+    if let Some(ms) = params.opt::<u64>("time_ms")? {
+        if ms == 0 {
+            return Err(BotError("parameter 'time_ms' must be at least 1".into()));
+        }
+        cfg.time = Some(Duration::from_millis(ms));
+        // With a time budget the iteration cap is lifted unless given.
+        if params.opt::<u32>("iters")?.is_none() {
+            cfg.iterations = u32::MAX;
+        }
+    }
+    cfg.exploration = params.get("c", cfg.exploration)?;
+    if !(cfg.exploration.is_finite() && cfg.exploration >= 0.0) {
+        return Err(BotError("parameter 'c' must be a number >= 0".into()));
+    }
+    Ok(cfg)
+}
+
+impl BuiltinBots for Uttt {
+    fn builtins() -> Vec<BuiltinInfo> {
+        vec![
+            BuiltinInfo {
+                name: "random",
+                description: "uniform among legal moves",
+                params: vec![],
+            },
+            BuiltinInfo {
+                name: "greedy",
+                description: "win, else win a board, else block, else a safe send",
+                params: vec![],
+            },
+            BuiltinInfo {
+                name: "optimal",
+                description: "MCTS-Solver with informed playouts (the strongest engine here)",
+                params: vec![
+                    "iters=20000: iterations per move (reproducible)",
+                    "time_ms=N: wall-time budget per move instead (never overruns it)",
+                    "c=0.8: exploration constant",
+                ],
+            },
+            BuiltinInfo {
+                name: "uct",
+                description: "plain UCT with random rollouts (the baseline)",
+                params: vec![
+                    "iters=20000: iterations per move",
+                    "time_ms=N: wall-time budget per move",
+                    "c=1.414: exploration constant",
+                ],
+            },
+        ]
+    }
+
+    fn make_builtin(
+        name: &str,
+        params: &Params,
+        seed: u64,
+    ) -> Result<Option<Box<dyn Bot<Self>>>, BotError> {
+        Ok(match name {
+            "random" => {
+                params.only(&[])?;
+                Some(Box::new(RandomBot::<Uttt>::new(seed)))
+            }
+            "greedy" => {
+                params.only(&[])?;
+                Some(Box::new(Greedy::new(seed)))
+            }
+            "optimal" => {
+                let cfg = search_config(SearchConfig::optimal(), params)?;
+                Some(Box::new(SearchBot::new("optimal", cfg, seed)))
+            }
+            "uct" => {
+                let cfg = search_config(SearchConfig::plain_uct(), params)?;
+                Some(Box::new(SearchBot::new("uct", cfg, seed)))
+            }
+            _ => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn play(moves: &[(u8, u8)]) -> Uttt {
+        let mut p = Uttt::new();
+        for &(b, c) in moves {
+            p.play(UtttMove::new(b, c).unwrap()).unwrap();
+        }
+        p
+    }
+
+    fn bot(name: &str, params: &str, seed: u64) -> Box<dyn Bot<Uttt>> {
+        Uttt::make_builtin(name, &Params::parse(name, params).unwrap(), seed)
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn search_is_reproducible_with_a_seed() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let a: Vec<UtttMove> = (0..3)
+            .map(|_| bot("optimal", "iters=2000", 7).select_move(&p).unwrap())
+            .collect();
+        assert!(a.windows(2).all(|w| w[0] == w[1]), "{a:?}");
+    }
+
+    #[test]
+    fn optimal_takes_an_immediate_global_win() {
+        // X has boards 0 and 1, and two in a row in board 2, where it is sent.
+        let text = [
+            "XXX.OO...",
+            "XXXOO....",
+            "XX.......",
+            "..O......",
+            ".........",
+            "O........",
+            "........O",
+            "....O....",
+            ".........",
+        ]
+        .concat()
+            + "/2/XX.......";
+        let p: Uttt = match text.parse() {
+            Ok(p) => p,
+            Err(e) => panic!("{text}: {e}"),
+        };
+        let mv = bot("optimal", "iters=200", 1).select_move(&p).unwrap();
+        assert_eq!(mv, UtttMove::new(2, 2).unwrap());
+    }
+
+    #[test]
+    fn bots_only_play_legal_moves() {
+        let mut rng = crate::seed::rng(3);
+        for name in ["random", "greedy", "optimal", "uct"] {
+            let mut b = bot(
+                name,
+                if name == "optimal" || name == "uct" {
+                    "iters=300"
+                } else {
+                    ""
+                },
+                2,
+            );
+            for _ in 0..6 {
+                let mut p = Uttt::new();
+                while !p.is_over() {
+                    let mv = if p.ply() % 2 == 0 {
+                        b.select_move(&p).unwrap()
+                    } else {
+                        p.random_move(&mut rng).unwrap()
+                    };
+                    assert!(p.is_legal(mv), "{name} played {mv} in {p}");
+                    p.play_unchecked(mv);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn greedy_follows_its_rules() {
+        // X to move in board 0 with two in a row there: the local win.
+        let text = [
+            "XX..O....",
+            "O........",
+            ".........",
+            "X........",
+            ".........",
+            "...O.....",
+            ".........",
+            ".........",
+            ".........",
+        ]
+        .concat()
+            + "/0/.........";
+        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(
+            Greedy::candidates(&p).as_slice(),
+            &[UtttMove::new(0, 2).unwrap()]
+        );
+        // With no win or block, greedy never sends the opponent to a free
+        // choice or to a board the opponent wins at once.
+        let p = play(&[(4, 4)]);
+        for mv in Greedy::candidates(&p) {
+            let mut n = p;
+            n.play_unchecked(mv);
+            assert!(n.forced().is_some());
+            assert!(!mover_can_win_a_board(&n));
+        }
+    }
+
+    #[test]
+    fn optimal_beats_random_and_greedy() {
+        let mut score = 0.0;
+        let games = 10;
+        for g in 0..games {
+            let mut opt = bot("optimal", "iters=1500", g);
+            let mut other = bot(if g % 4 < 2 { "random" } else { "greedy" }, "", g);
+            let seat = if g % 2 == 0 { Seat::One } else { Seat::Two };
+            let mut p = Uttt::new();
+            while !p.is_over() {
+                let mv = if p.to_move() == seat {
+                    opt.select_move(&p).unwrap()
+                } else {
+                    other.select_move(&p).unwrap()
+                };
+                p.play_unchecked(mv);
+            }
+            score += p.outcome().unwrap().points(seat);
+        }
+        assert!(score >= 9.0, "optimal scored {score}/{games}");
+    }
+
+    #[test]
+    fn bad_parameters_are_named() {
+        let e = |p: &str| {
+            Uttt::make_builtin("optimal", &Params::parse("optimal", p).unwrap(), 1)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(e("iters=0").contains("iters"));
+        assert!(e("depth=3").contains("unknown parameter 'depth'"));
+        assert!(e("c=x").contains("'c'"));
+        assert!(e("time_ms=0").contains("time_ms"));
+    }
+}

@@ -1,0 +1,727 @@
+//! Ultimate tic-tac-toe on bitboards, as in the UTTT competition (seed 003).
+//!
+//! Nine local boards; the first move is free; a move in cell c sends the
+//! opponent to local board c; a local board that is won or full is closed,
+//! and a player sent to a closed board may play in any open board; three won
+//! local boards in a line win the game; no legal move left is a draw.
+//!
+//! Position text: `<cells>/<forced>/<won>`. `cells` is 81 characters in
+//! board-major order (index = board * 9 + cell, the competition's
+//! `board[i][j]`), `X` for player 1, `O` for player 2, `.` empty; `forced` is
+//! the board the mover must play in, `0`-`8`, or `9` for any open board;
+//! `won` is 9 characters, `.` open, `X` or `O` won, `=` full without a winner.
+//! Move text: `<board> <cell>`, e.g. `4 4`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use rand::Rng;
+
+use super::tictactoe::{nth_set_bit, TicTacToe, FULL};
+use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
+
+/// `LINE[m]`: whether the 9-bit mask `m` holds a line. A table lookup is the
+/// fastest test on the playout hot path.
+static LINE: [bool; 512] = line_table();
+
+const fn line_table() -> [bool; 512] {
+    let lines: [u16; 8] = [0o007, 0o070, 0o700, 0o111, 0o222, 0o444, 0o421, 0o124];
+    let mut t = [false; 512];
+    let mut m = 0;
+    while m < 512 {
+        let mut k = 0;
+        while k < 8 {
+            if m as u16 & lines[k] == lines[k] {
+                t[m] = true;
+            }
+            k += 1;
+        }
+        m += 1;
+    }
+    t
+}
+
+/// Whether the mask holds a line (three in a row, column or diagonal).
+#[inline(always)]
+pub fn line(mask: u16) -> bool {
+    LINE[(mask & FULL) as usize]
+}
+
+/// "Any open board": the `forced` value of a free move.
+pub const ANY: u8 = 9;
+
+/// A UTTT move: a local board and a cell in it, both 0..=8 row-major.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UtttMove {
+    board: u8,
+    cell: u8,
+}
+
+impl UtttMove {
+    /// The move in `board` at `cell`, if both are 0..=8.
+    pub fn new(board: u8, cell: u8) -> Option<UtttMove> {
+        (board < 9 && cell < 9).then_some(UtttMove { board, cell })
+    }
+
+    /// The local board, 0..=8.
+    pub fn board(self) -> u8 {
+        self.board
+    }
+
+    /// The cell in the local board, 0..=8 (also the board the opponent is sent to).
+    pub fn cell(self) -> u8 {
+        self.cell
+    }
+}
+
+impl fmt::Display for UtttMove {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.board, self.cell)
+    }
+}
+
+impl FromStr for UtttMove {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        let mut it = s.split_whitespace();
+        let digit = |w: Option<&str>| match w.map(str::as_bytes) {
+            Some([d @ b'0'..=b'8']) => Some(d - b'0'),
+            _ => None,
+        };
+        match (digit(it.next()), digit(it.next()), it.next()) {
+            (Some(board), Some(cell), None) => Ok(UtttMove { board, cell }),
+            _ => Err(ParseError::new(format!(
+                "bad uttt move '{}': expected '<board> <cell>', two digits 0-8, e.g. '4 4'",
+                s.trim()
+            ))),
+        }
+    }
+}
+
+/// A UTTT position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Uttt {
+    /// Each player's cells, one 9-bit mask per local board.
+    cells: [[u16; 9]; 2],
+    /// Local boards won by each player.
+    won: [u16; 2],
+    /// Local boards that take no more moves (won or full).
+    closed: u16,
+    /// The board the mover must play in, or [`ANY`].
+    forced: u8,
+    /// Moves played.
+    ply: u8,
+}
+
+impl Default for Uttt {
+    fn default() -> Self {
+        Uttt {
+            cells: [[0; 9]; 2],
+            won: [0; 2],
+            closed: 0,
+            forced: ANY,
+            ply: 0,
+        }
+    }
+}
+
+impl Uttt {
+    /// The empty position.
+    pub fn new() -> Uttt {
+        Uttt::default()
+    }
+
+    /// `seat`'s cells on local board `b` as a 9-bit mask.
+    pub fn cells(&self, seat: Seat, b: usize) -> u16 {
+        self.cells[seat.index()][b % 9]
+    }
+
+    /// Local boards won by `seat`, as a 9-bit mask.
+    pub fn won(&self, seat: Seat) -> u16 {
+        self.won[seat.index()]
+    }
+
+    /// Local boards that are closed (won or full), as a 9-bit mask.
+    pub fn closed(&self) -> u16 {
+        self.closed
+    }
+
+    /// The board the mover must play in, or `None` for any open board.
+    pub fn forced(&self) -> Option<u8> {
+        (self.forced < 9).then_some(self.forced)
+    }
+
+    /// Boards the mover may play in, as a 9-bit mask (0 when the game is over).
+    #[inline]
+    pub fn playable_boards(&self) -> u16 {
+        if self.is_decided() {
+            0
+        } else if self.forced < 9 {
+            1 << self.forced
+        } else {
+            FULL & !self.closed
+        }
+    }
+
+    /// Empty cells of local board `b`.
+    #[inline]
+    pub fn empty(&self, b: usize) -> u16 {
+        FULL & !(self.cells[0][b] | self.cells[1][b])
+    }
+
+    #[inline]
+    fn is_decided(&self) -> bool {
+        line(self.won[0]) || line(self.won[1]) || self.closed == FULL
+    }
+
+    /// The status character of local board `b` in the position text.
+    fn status_char(&self, b: usize) -> u8 {
+        if self.won[0] & (1 << b) != 0 {
+            b'X'
+        } else if self.won[1] & (1 << b) != 0 {
+            b'O'
+        } else if self.closed & (1 << b) != 0 {
+            b'='
+        } else {
+            b'.'
+        }
+    }
+
+    fn validate(&self, won_text: &[u8]) -> Result<(), ParseError> {
+        let count = |s: usize| -> u32 { self.cells[s].iter().map(|m| m.count_ones()).sum() };
+        let (nx, no) = (count(0), count(1));
+        if nx != no && nx != no + 1 {
+            return Err(ParseError::new(format!(
+                "impossible counts: {nx} X and {no} O (X moves first, so X = O or X = O + 1)"
+            )));
+        }
+        for b in 0..9 {
+            let (x, o) = (self.cells[0][b], self.cells[1][b]);
+            if line(x) && line(o) {
+                return Err(ParseError::new(format!(
+                    "local board {b} has three in a row for both X and O"
+                )));
+            }
+            for (seat, mask) in [(0usize, x), (1, o)] {
+                // A won board takes no more moves, so one stone made every line.
+                if line(mask) && !(0..9).any(|c| mask & (1 << c) != 0 && !line(mask & !(1 << c))) {
+                    return Err(ParseError::new(format!(
+                        "local board {b} cannot arise: no single {} completes all its lines",
+                        if seat == 0 { 'X' } else { 'O' }
+                    )));
+                }
+            }
+            let want = self.status_char(b);
+            if won_text[b] != want {
+                return Err(ParseError::new(format!(
+                    "won field says '{}' for local board {b} but its cells make it '{}'",
+                    won_text[b] as char, want as char
+                )));
+            }
+        }
+        if line(self.won[0]) && line(self.won[1]) {
+            return Err(ParseError::new(
+                "both X and O have three local boards in a line",
+            ));
+        }
+        if self.forced < 9 {
+            if self.closed & (1 << self.forced) != 0 {
+                return Err(ParseError::new(format!(
+                    "forced board {} is closed (won or full); a player sent there may play \
+                     anywhere, which the text writes as 9",
+                    self.forced
+                )));
+            }
+            if self.ply == 0 {
+                return Err(ParseError::new("the first move is free: forced must be 9"));
+            }
+        }
+        if self.ply > 0 {
+            // The last move was made by the other player in the cell that
+            // names the forced board (or a closed one when forced is 9).
+            let last = self.to_move().other().index();
+            let fits = |c: usize| (0..9).any(|b| self.cells[last][b] & (1 << c) != 0);
+            let ok = match self.forced {
+                f if f < 9 => fits(f as usize),
+                _ => (0..9).any(|c| self.closed & (1 << c) != 0 && fits(c)),
+            };
+            if !ok {
+                return Err(ParseError::new(format!(
+                    "forced field {} disagrees with the cells: no {} stone could have sent the \
+                     mover there",
+                    self.forced,
+                    if last == 0 { 'X' } else { 'O' }
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn random_free_move<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<UtttMove> {
+        let boards = self.playable_boards();
+        let mut total = 0;
+        let mut bs = boards;
+        while bs != 0 {
+            let b = bs.trailing_zeros() as usize;
+            bs &= bs - 1;
+            total += self.empty(b).count_ones();
+        }
+        if total == 0 {
+            return None;
+        }
+        let mut n = rng.random_range(0..total);
+        let mut bs = boards;
+        while bs != 0 {
+            let b = bs.trailing_zeros() as usize;
+            bs &= bs - 1;
+            let e = self.empty(b) as u32;
+            let k = e.count_ones();
+            if n < k {
+                return Some(UtttMove {
+                    board: b as u8,
+                    cell: nth_set_bit(e, n) as u8,
+                });
+            }
+            n -= k;
+        }
+        None
+    }
+}
+
+impl fmt::Display for Uttt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; 81 + 1 + 1 + 1 + 9];
+        for b in 0..9 {
+            for c in 0..9 {
+                buf[b * 9 + c] = if self.cells[0][b] & (1 << c) != 0 {
+                    b'X'
+                } else if self.cells[1][b] & (1 << c) != 0 {
+                    b'O'
+                } else {
+                    b'.'
+                };
+            }
+        }
+        buf[81] = b'/';
+        buf[82] = b'0' + self.forced;
+        buf[83] = b'/';
+        for b in 0..9 {
+            buf[84 + b] = self.status_char(b);
+        }
+        // The buffer holds only ASCII.
+        f.write_str(std::str::from_utf8(&buf).map_err(|_| fmt::Error)?)
+    }
+}
+
+impl FromStr for Uttt {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        let t = s.trim();
+        let parts: Vec<&str> = t.split('/').collect();
+        let [cells, forced, won] = parts.as_slice() else {
+            return Err(ParseError::new(format!(
+                "uttt position must be '<81 cells>/<forced>/<9 won>', got {} part(s) separated by '/'",
+                parts.len()
+            )));
+        };
+        if cells.len() != 81 {
+            return Err(ParseError::new(format!(
+                "uttt cells must be 81 characters of X, O or '.', got {}",
+                cells.chars().count()
+            )));
+        }
+        let mut pos = Uttt::default();
+        for (i, ch) in cells.bytes().enumerate() {
+            let (b, c) = (i / 9, i % 9);
+            match ch {
+                b'X' => pos.cells[0][b] |= 1 << c,
+                b'O' => pos.cells[1][b] |= 1 << c,
+                b'.' => {}
+                _ => {
+                    return Err(ParseError::new(format!(
+                        "bad character '{}' at cell index {i} (board {b}, cell {c}); \
+                         expected X, O or '.'",
+                        ch as char
+                    )))
+                }
+            }
+        }
+        pos.forced = match forced.as_bytes() {
+            [d @ b'0'..=b'9'] => d - b'0',
+            _ => {
+                return Err(ParseError::new(format!(
+                    "forced board must be one digit 0-8, or 9 for any open board, got '{forced}'"
+                )))
+            }
+        };
+        let won = won.as_bytes();
+        if won.len() != 9 {
+            return Err(ParseError::new(format!(
+                "won field must be 9 characters of '.', X, O or '=', got {}",
+                won.len()
+            )));
+        }
+        if let Some(bad) = won.iter().find(|c| !b".XO=".contains(c)) {
+            return Err(ParseError::new(format!(
+                "bad character '{}' in won field (expected '.', X, O or '=')",
+                *bad as char
+            )));
+        }
+        for b in 0..9 {
+            let (x, o) = (pos.cells[0][b], pos.cells[1][b]);
+            if line(x) {
+                pos.won[0] |= 1 << b;
+            } else if line(o) {
+                pos.won[1] |= 1 << b;
+            }
+            if line(x) || line(o) || x | o == FULL {
+                pos.closed |= 1 << b;
+            }
+        }
+        let stones: u32 = pos.cells.iter().flatten().map(|m| m.count_ones()).sum();
+        pos.ply = stones as u8;
+        pos.validate(won)?;
+        Ok(pos)
+    }
+}
+
+impl Game for Uttt {
+    type Move = UtttMove;
+    const KIND: GameKind = GameKind::Uttt;
+
+    fn start(_opts: &GameOptions) -> Self {
+        Uttt::default()
+    }
+
+    fn options(&self) -> GameOptions {
+        GameOptions::default()
+    }
+
+    #[inline]
+    fn to_move(&self) -> Seat {
+        if self.ply & 1 == 0 {
+            Seat::One
+        } else {
+            Seat::Two
+        }
+    }
+
+    fn legal_moves(&self) -> MoveList<UtttMove> {
+        let mut list = MoveList::new();
+        let mut bs = self.playable_boards();
+        while bs != 0 {
+            let b = bs.trailing_zeros() as u8;
+            bs &= bs - 1;
+            let mut e = self.empty(b as usize);
+            while e != 0 {
+                list.push(UtttMove {
+                    board: b,
+                    cell: e.trailing_zeros() as u8,
+                });
+                e &= e - 1;
+            }
+        }
+        list
+    }
+
+    #[inline]
+    fn play_unchecked(&mut self, mv: UtttMove) {
+        let me = (self.ply & 1) as usize;
+        let b = (mv.board % 9) as usize;
+        let c = mv.cell % 9;
+        let m = self.cells[me][b] | 1 << c;
+        self.cells[me][b] = m;
+        if line(m) {
+            self.won[me] |= 1 << b;
+            self.closed |= 1 << b;
+        } else if m | self.cells[1 - me][b] == FULL {
+            self.closed |= 1 << b;
+        }
+        self.forced = if self.closed & (1 << c) != 0 { ANY } else { c };
+        self.ply += 1;
+    }
+
+    #[inline]
+    fn outcome(&self) -> Option<Outcome> {
+        if line(self.won[0]) {
+            Some(Outcome::Win(Seat::One))
+        } else if line(self.won[1]) {
+            Some(Outcome::Win(Seat::Two))
+        } else if self.closed == FULL {
+            Some(Outcome::Draw)
+        } else {
+            None
+        }
+    }
+
+    fn ply(&self) -> usize {
+        self.ply as usize
+    }
+
+    /// The 9x9 grid, local boards separated by lines. Empty cells the mover
+    /// may play show their cell digit, so the move to type is `<board>
+    /// <digit>`; other empty cells show `.`.
+    fn render(&self) -> String {
+        let playable = self.playable_boards();
+        let mut out = String::new();
+        for band in 0..3 {
+            if band > 0 {
+                out.push_str("-------+-------+-------\n");
+            }
+            for row in 0..3 {
+                let mut line_text = String::new();
+                for col_band in 0..3 {
+                    if col_band > 0 {
+                        line_text.push_str(" |");
+                    }
+                    let b = band * 3 + col_band;
+                    for col in 0..3 {
+                        let c = row * 3 + col;
+                        let ch = if self.cells[0][b] & (1 << c) != 0 {
+                            'X'
+                        } else if self.cells[1][b] & (1 << c) != 0 {
+                            'O'
+                        } else if playable & (1 << b) != 0 {
+                            (b'0' + c as u8) as char
+                        } else {
+                            '.'
+                        };
+                        line_text.push(' ');
+                        line_text.push(ch);
+                    }
+                }
+                out.push_str(&line_text);
+                out.push('\n');
+            }
+        }
+        let list = |m: u16| -> String {
+            (0..9)
+                .filter(|b| m & (1 << b) != 0)
+                .map(|b| b.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let drawn = self.closed & !(self.won[0] | self.won[1]);
+        let mut status = Vec::new();
+        for (name, m) in [
+            ("X won", self.won[0]),
+            ("O won", self.won[1]),
+            ("full", drawn),
+        ] {
+            if m != 0 {
+                status.push(format!("{name}: {}", list(m)));
+            }
+        }
+        if !status.is_empty() {
+            out.push_str(&format!("Local boards {}\n", status.join("; ")));
+        }
+        if self.outcome().is_none() {
+            let who = if self.to_move() == Seat::One {
+                'X'
+            } else {
+                'O'
+            };
+            match self.forced() {
+                Some(b) => out.push_str(&format!(
+                    "{who} to move in board {b} (type '{b} <cell>')\n"
+                )),
+                None => out.push_str(&format!(
+                    "{who} to move in any open board (type '<board> <cell>', boards 0-8 row-major)\n"
+                )),
+            }
+        }
+        out
+    }
+
+    fn illegality(&self, mv: UtttMove) -> Option<String> {
+        if self.outcome().is_some() {
+            Some("the game is over".into())
+        } else if mv.board > 8 || mv.cell > 8 {
+            Some(format!("{mv} is out of range: boards and cells are 0-8"))
+        } else if self.forced < 9 && mv.board != self.forced {
+            Some(format!(
+                "must play in local board {}, not {}",
+                self.forced, mv.board
+            ))
+        } else if self.closed & (1 << mv.board) != 0 {
+            Some(format!("local board {} is closed (won or full)", mv.board))
+        } else if self.empty(mv.board as usize) & (1 << mv.cell) == 0 {
+            Some(format!(
+                "cell {} of local board {} is taken",
+                mv.cell, mv.board
+            ))
+        } else {
+            None
+        }
+    }
+
+    fn symmetry_count() -> usize {
+        8
+    }
+
+    fn map_move(mv: UtttMove, k: usize) -> UtttMove {
+        let s = &TicTacToe::SYMMETRIES[k % 8];
+        UtttMove {
+            board: s[(mv.board % 9) as usize],
+            cell: s[(mv.cell % 9) as usize],
+        }
+    }
+
+    #[inline]
+    fn random_move<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<UtttMove> {
+        if self.forced < 9 && !self.is_decided() {
+            let e = self.empty(self.forced as usize) as u32;
+            let n = rng.random_range(0..e.count_ones());
+            return Some(UtttMove {
+                board: self.forced,
+                cell: nth_set_bit(e, n) as u8,
+            });
+        }
+        self.random_free_move(rng)
+    }
+
+    fn random_playout<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Outcome {
+        loop {
+            if let Some(o) = self.outcome() {
+                return o;
+            }
+            match self.random_move(rng) {
+                Some(mv) => self.play_unchecked(mv),
+                None => return Outcome::Draw,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{consistency, perft};
+
+    fn mv(b: u8, c: u8) -> UtttMove {
+        UtttMove::new(b, c).unwrap()
+    }
+
+    #[test]
+    fn perft_table() {
+        let expected = [1u64, 81, 720, 6336, 55080, 473256, 4020960];
+        let start = Uttt::new();
+        for (depth, &n) in expected.iter().enumerate() {
+            assert_eq!(perft(&start, depth as u32), n, "depth {depth}");
+        }
+    }
+
+    #[test]
+    fn consistency() {
+        consistency::check::<Uttt>(&GameOptions::default(), 300, 3);
+    }
+
+    #[test]
+    fn a_move_sends_the_opponent_and_closed_boards_free_them() {
+        let mut p = Uttt::new();
+        p.play(mv(4, 0)).unwrap();
+        assert_eq!(p.forced(), Some(0));
+        assert!(p.play(mv(1, 0)).unwrap_err().reason.contains("board 0"));
+        // X wins board 0 along its top row while O keeps being sent back.
+        for m in [mv(0, 4), mv(4, 1), mv(1, 4), mv(4, 2)] {
+            p.play(m).unwrap();
+        }
+        // X has 4-0, 4-1, 4-2: local board 4 won by X.
+        assert_eq!(p.won(Seat::One), 1 << 4);
+        assert_eq!(p.to_string().split('/').nth(2), Some("....X...."));
+        // O is sent to board 2; a move in cell 4 then sends X to the closed
+        // board 4, which means a free choice.
+        p.play(mv(2, 4)).unwrap();
+        assert_eq!(p.forced(), None);
+        assert!(p.to_string().contains("/9/"));
+        let boards: std::collections::HashSet<u8> =
+            p.legal_moves().iter().map(|m| m.board()).collect();
+        assert_eq!(boards.len(), 8, "every open board");
+    }
+
+    #[test]
+    fn three_local_boards_in_a_line_win() {
+        // X owns boards 0, 1 and 2 by their top rows.
+        let mut cells = ['.'; 81];
+        for b in 0..3 {
+            for c in 0..3 {
+                cells[b * 9 + c] = 'X';
+            }
+        }
+        // O stones elsewhere (9 - 1 = 8 of them, X made the last move).
+        for (i, k) in [36, 37, 45, 46, 54, 55, 63, 72].iter().enumerate() {
+            cells[*k + (i % 2) * 3] = 'O';
+        }
+        let text: String = cells.iter().collect::<String>() + "/9/XXX......";
+        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(p.outcome(), Some(Outcome::Win(Seat::One)));
+        assert!(p.legal_moves().is_empty());
+    }
+
+    #[test]
+    fn random_games_end_with_a_winner_line_or_every_board_closed() {
+        let mut rng = crate::seed::rng(9);
+        let mut draws = 0;
+        for _ in 0..2000 {
+            let mut p = Uttt::new();
+            match p.random_playout(&mut rng) {
+                Outcome::Draw => {
+                    draws += 1;
+                    assert_eq!(p.closed(), FULL);
+                }
+                Outcome::Win(s) => assert!(line(p.won(s))),
+            }
+        }
+        assert!(draws > 0 && draws < 2000);
+    }
+
+    #[test]
+    fn rejects_bad_texts() {
+        let empty = ".".repeat(81);
+        let one_x = format!("X{}", ".".repeat(80));
+        for (text, needle) in [
+            (format!("{empty}/9/........."), ""),
+            (format!("{empty}/4/........."), "first move is free"),
+            (format!("{one_x}/0/........."), ""),
+            (format!("{one_x}/1/........."), "disagrees"),
+            (format!("{}/9/.........", ".".repeat(80)), "81 characters"),
+            (format!("{empty}/9/........"), "9 characters"),
+            (format!("{empty}/x/........."), "one digit"),
+            (format!("{empty}/9/....X...."), "won field"),
+            (format!("{empty}/9/....#...."), "bad character"),
+            (
+                format!("XX{}/9/.........", ".".repeat(79)),
+                "impossible counts",
+            ),
+            (
+                format!("Z{}/9/.........", ".".repeat(80)),
+                "bad character 'Z'",
+            ),
+            (empty.clone(), "part"),
+        ] {
+            match text.parse::<Uttt>() {
+                Ok(_) => assert!(needle.is_empty(), "{text} accepted"),
+                Err(e) => assert!(e.to_string().contains(needle), "{text}: {e}"),
+            }
+        }
+        // Forced pointing at a closed board.
+        let mut p = Uttt::new();
+        for m in [mv(0, 4), mv(4, 0), mv(0, 3), mv(3, 0), mv(0, 5), mv(5, 0)] {
+            p.play(m).unwrap();
+        }
+        let text = p.to_string();
+        assert!(text.ends_with("/9/X........"), "{text}");
+        let bad = text.replace("/9/", "/0/");
+        let e = bad.parse::<Uttt>().unwrap_err().to_string();
+        assert!(e.contains("closed"), "{e}");
+    }
+
+    #[test]
+    fn move_text() {
+        assert_eq!(mv(4, 4).to_string(), "4 4");
+        assert_eq!(" 3  7 ".parse::<UtttMove>().unwrap(), mv(3, 7));
+        for bad in ["44", "4", "4 9", "a b", "4 4 4", ""] {
+            assert!(bad.parse::<UtttMove>().is_err(), "{bad}");
+        }
+    }
+}
