@@ -649,7 +649,7 @@ mod tests {
             for _ in 0..6 {
                 let mut p = Uttt::new();
                 while !p.is_over() {
-                    let mv = if p.ply() % 2 == 0 {
+                    let mv = if p.ply().is_multiple_of(2) {
                         b.select_move(&p).unwrap()
                     } else {
                         p.random_move(&mut rng).unwrap()

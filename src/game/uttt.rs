@@ -195,7 +195,7 @@ impl Uttt {
                 "impossible counts: {nx} X and {no} O (X moves first, so X = O or X = O + 1)"
             )));
         }
-        for b in 0..9 {
+        for (b, &given) in won_text.iter().enumerate().take(9) {
             let (x, o) = (self.cells[0][b], self.cells[1][b]);
             if line(x) && line(o) {
                 return Err(ParseError::new(format!(
@@ -212,10 +212,10 @@ impl Uttt {
                 }
             }
             let want = self.status_char(b);
-            if won_text[b] != want {
+            if given != want {
                 return Err(ParseError::new(format!(
                     "won field says '{}' for local board {b} but its cells make it '{}'",
-                    won_text[b] as char, want as char
+                    given as char, want as char
                 )));
             }
         }
