@@ -9,6 +9,7 @@
 
 pub mod bot;
 pub mod cli;
+pub mod console;
 pub mod game;
 pub mod record;
 pub mod referee;

@@ -10,6 +10,7 @@ use crate::game::{GameKind, GameOptions};
 
 pub mod bots;
 pub mod check;
+pub mod check_console;
 pub mod judge;
 pub mod match_cmd;
 pub mod play;
@@ -37,6 +38,8 @@ pub enum Command {
     Bots(bots::BotsArgs),
     /// Compliance self-test of an external bot: positions in both seats, timing.
     Check(check::CheckArgs),
+    /// Check a console game program's transcripts against `referee play`.
+    CheckConsole(check_console::CheckConsoleArgs),
 }
 
 /// The game and its options, shared by every command that plays.
@@ -95,6 +98,7 @@ pub fn main() -> ExitCode {
         Command::Match(a) => match_cmd::run(a),
         Command::Bots(a) => bots::run(a),
         Command::Check(a) => check::run(a),
+        Command::CheckConsole(a) => check_console::run(a),
     };
     match result {
         Ok(code) => code,

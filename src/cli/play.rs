@@ -39,9 +39,21 @@ pub fn run(args: PlayArgs) -> anyhow::Result<ExitCode> {
     with_game!(kind, G => play::<G>(&args))
 }
 
-enum Player<G: Game> {
+/// Who sits in a seat of a console game.
+pub enum Player<G: Game> {
+    /// A person typing moves on stdin.
     Human,
+    /// A bot, whose moves are printed after its prompt.
     Bot(Box<dyn Bot<G>>),
+}
+
+/// How a console game stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConsoleEnd {
+    /// Played to the end (or to a bot's forfeit) with this result.
+    Finished(Outcome),
+    /// Input ended while this seat was to move.
+    InputEnded(Seat),
 }
 
 fn play<G: BuiltinBots>(args: &PlayArgs) -> anyhow::Result<ExitCode> {
@@ -65,23 +77,32 @@ fn play<G: BuiltinBots>(args: &PlayArgs) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut input = stdin.lock();
     let mut out = stdout.lock();
-    let code = console_game(
+    match console_game(
         G::start(&args.game.options()),
         &mut players,
         &mut input,
         &mut out,
-    )?;
-    Ok(code)
+    )? {
+        ConsoleEnd::Finished(_) => Ok(ExitCode::SUCCESS),
+        ConsoleEnd::InputEnded(seat) => {
+            eprintln!(
+                "referee: input ended before the game did (player {} to move)",
+                seat.number()
+            );
+            Ok(ExitCode::from(1))
+        }
+    }
 }
 
 /// Plays one console game reading human moves from `input` and writing the
-/// transcript to `out`. Returns exit code 1 when input ends before the game.
-fn console_game<G: Game>(
+/// transcript to `out`: the reference transcript that `check-console`
+/// compares students' programs with.
+pub fn console_game<G: Game>(
     mut pos: G,
     players: &mut [Player<G>],
     input: &mut dyn BufRead,
     out: &mut dyn Write,
-) -> anyhow::Result<ExitCode> {
+) -> std::io::Result<ConsoleEnd> {
     // The board drawing of each game already ends with a newline.
     write!(out, "{}", pos.render())?;
     let outcome = loop {
@@ -109,11 +130,7 @@ fn console_game<G: Game>(
                 let mut line = String::new();
                 if input.read_line(&mut line)? == 0 {
                     out.flush()?;
-                    eprintln!(
-                        "referee: input ended before the game did (player {} to move)",
-                        seat.number()
-                    );
-                    return Ok(ExitCode::from(1));
+                    return Ok(ConsoleEnd::InputEnded(seat));
                 }
                 match G::parse_move(line.trim_end_matches(['\n', '\r'])) {
                     Ok(mv) if pos.is_legal(mv) => mv,
@@ -146,7 +163,7 @@ fn console_game<G: Game>(
             b.end(BotResult::for_seat(outcome, seat));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ConsoleEnd::Finished(outcome))
 }
 
 #[cfg(test)]
@@ -154,18 +171,18 @@ mod tests {
     use super::*;
     use crate::game::TicTacToe;
 
-    fn run_console(input: &str, players: &mut [Player<TicTacToe>]) -> (String, ExitCode) {
+    fn run_console(input: &str, players: &mut [Player<TicTacToe>]) -> (String, ConsoleEnd) {
         let mut out = Vec::new();
         let mut inp = input.as_bytes();
-        let code = console_game(TicTacToe::new(), players, &mut inp, &mut out).unwrap();
-        (String::from_utf8(out).unwrap(), code)
+        let end = console_game(TicTacToe::new(), players, &mut inp, &mut out).unwrap();
+        (String::from_utf8(out).unwrap(), end)
     }
 
     #[test]
     fn human_game_with_invalid_input() {
         let mut ps = [Player::Human, Player::Human];
         let (out, code) = run_console("0\n0\nx\n3\n1\n4\n2\n", &mut ps);
-        assert_eq!(code, ExitCode::SUCCESS);
+        assert_eq!(code, ConsoleEnd::Finished(Outcome::Win(Seat::One)));
         assert_eq!(out.matches("Invalid move, please input again").count(), 2);
         assert!(out.ends_with("Player 1 wins game\n"), "{out}");
     }
@@ -174,7 +191,7 @@ mod tests {
     fn end_of_input_is_exit_1() {
         let mut ps = [Player::Human, Player::Human];
         let (out, code) = run_console("4\n", &mut ps);
-        assert_eq!(code, ExitCode::from(1));
+        assert_eq!(code, ConsoleEnd::InputEnded(Seat::Two));
         assert!(out.ends_with("Player 2: "));
     }
 }

@@ -1,0 +1,105 @@
+//! `referee check-console`: a student's console game program against
+//! referee's own `play` transcript, byte for byte.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use clap::Args;
+
+use super::GameArgs;
+use crate::console::check::{check_console, CheckReport};
+use crate::with_game;
+
+/// Arguments of `referee check-console`.
+#[derive(Args, Debug)]
+pub struct CheckConsoleArgs {
+    #[command(flatten)]
+    game: GameArgs,
+    /// The program to check, as a command line (`"python3 notakto.py"`).
+    command: String,
+    /// Number of generated games.
+    #[arg(long, default_value_t = 50)]
+    games: usize,
+    /// Seed of the generated inputs: same seed, same inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Seconds one run of the program may take before it is killed.
+    #[arg(long, default_value_t = 10)]
+    timeout_s: u64,
+    /// Most differences printed in full (all are counted).
+    #[arg(long, default_value_t = 3)]
+    show: usize,
+}
+
+/// Runs the check: exit 0 only when every transcript matches.
+pub fn run(args: CheckConsoleArgs) -> anyhow::Result<ExitCode> {
+    let command = shell_words::split(&args.command)
+        .with_context(|| format!("command '{}' cannot be split into words", args.command))?;
+    if command.is_empty() {
+        bail!("the command is empty");
+    }
+    if args.games == 0 {
+        bail!("--games must be at least 1");
+    }
+    let opts = args.game.options();
+    let started = Instant::now();
+    let timeout = Duration::from_secs(args.timeout_s.max(1));
+    let kind = args.game.game;
+    let report: CheckReport = with_game!(kind, G => check_console::<G>(
+        &command, &opts, args.games, args.seed, timeout,
+    ))
+    .with_context(|| format!("cannot run '{}'", args.command))?;
+    print_report(&args, &report, started.elapsed());
+    Ok(if report.mismatches.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn print_report(args: &CheckConsoleArgs, r: &CheckReport, took: Duration) {
+    for m in r.mismatches.iter().take(args.show) {
+        println!("== game {}: transcript differs ({})", m.game, m.status);
+        println!("-- input (one line each, as typed):");
+        for line in m.input.lines() {
+            println!("   {line:?}");
+        }
+        println!("-- diff:");
+        print!("{}", m.diff);
+        if !m.stderr_tail.trim().is_empty() {
+            println!("-- program stderr (tail):");
+            for line in m.stderr_tail.lines() {
+                println!("   {line}");
+            }
+        }
+        println!();
+    }
+    if r.mismatches.len() > args.show {
+        println!(
+            "({} more differing games not shown; --show N prints more)",
+            r.mismatches.len() - args.show
+        );
+    }
+    let verdict = if r.mismatches.is_empty() {
+        "PASS"
+    } else {
+        "FAIL"
+    };
+    println!(
+        "{verdict}: {}/{} transcripts match byte for byte ({} {}, seed {}, {:.1} s)",
+        r.matched,
+        r.games,
+        args.game.game,
+        game_note(args),
+        args.seed,
+        took.as_secs_f64()
+    );
+}
+
+fn game_note(args: &CheckConsoleArgs) -> String {
+    match args.game.game {
+        crate::game::GameKind::Notakto => format!("{} boards", args.game.boards),
+        _ => String::from("standard board"),
+    }
+}

@@ -1,0 +1,349 @@
+//! `referee check-console`: checks a student's console game program (seed
+//! 000, part 1) against referee's own `play` as the reference.
+//!
+//! Each check is one seeded game's worth of input lines, a mix of legal moves
+//! and invalid inputs of every kind the assignment names. The student's
+//! program and the reference read the same bytes on stdin; their stdout must
+//! match byte for byte.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+
+use crate::cli::play::{console_game, Player};
+use crate::game::{Game, GameOptions};
+use crate::seed;
+
+/// The kinds of input line a generated game contains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// A legal move.
+    Legal,
+    /// A move whose cell or board is out of range (`B9`, or a board letter
+    /// past the last board).
+    OutOfRange,
+    /// A well-formed move on a taken cell or a dead board.
+    Taken,
+    /// Text that is not a move at all (`fds`).
+    Garbage,
+    /// An empty line.
+    Empty,
+}
+
+/// Garbage lines: none of them is a move in any game.
+const GARBAGE: [&str; 8] = ["fds", "hello", "?", "66", "XX", "move", "-1", "!A"];
+
+/// Generates one game's input: lines ending in `\n`, and whether the input
+/// stops before the game ends (early end of input).
+pub fn generate_input<G: Game>(opts: &GameOptions, game_seed: u64) -> (String, bool) {
+    let mut rng = seed::rng(game_seed);
+    let mut pos = G::start(opts);
+    // Every move text of the empty position: the well-formed moves, some of
+    // which become taken as the game goes on.
+    let all_moves: Vec<String> = pos.legal_moves().iter().map(|m| m.to_string()).collect();
+    // About one game in five ends its input early, at a random ply.
+    let early_stop = if rng.random_bool(0.2) {
+        Some(rng.random_range(0..12usize))
+    } else {
+        None
+    };
+    let mut out = String::new();
+    let mut legal_played = 0usize;
+    while !pos.is_over() {
+        if Some(legal_played) == early_stop {
+            return (out, true);
+        }
+        let kind = match rng.random_range(0..10u32) {
+            0 => InputKind::OutOfRange,
+            1 => InputKind::Taken,
+            2 => InputKind::Garbage,
+            3 => InputKind::Empty,
+            _ => InputKind::Legal,
+        };
+        match kind {
+            InputKind::Legal => {
+                let Some(mv) = pos.random_move(&mut rng) else {
+                    break;
+                };
+                out.push_str(&mv.to_string());
+                pos.play_unchecked(mv);
+                legal_played += 1;
+            }
+            InputKind::OutOfRange => {
+                let base = &all_moves[rng.random_range(0..all_moves.len())];
+                out.push_str(&out_of_range(base, opts, rng.random_bool(0.5)));
+            }
+            InputKind::Taken => {
+                let taken: Vec<&String> = all_moves
+                    .iter()
+                    .filter(|t| G::parse_move(t).is_ok_and(|m| !pos.is_legal(m)))
+                    .collect();
+                match taken.is_empty() {
+                    true => continue,
+                    false => out.push_str(taken[rng.random_range(0..taken.len())]),
+                }
+            }
+            InputKind::Garbage => out.push_str(GARBAGE[rng.random_range(0..GARBAGE.len())]),
+            InputKind::Empty => {}
+        }
+        out.push('\n');
+    }
+    (out, false)
+}
+
+/// A move text made out of range: its last digit becomes 9, or (for games
+/// whose moves start with a board letter) the letter moves past the last board.
+fn out_of_range(base: &str, opts: &GameOptions, letter: bool) -> String {
+    let bytes = base.as_bytes();
+    if letter && bytes.first().is_some_and(u8::is_ascii_uppercase) && opts.boards < 26 {
+        let past = (b'A' + opts.boards) as char;
+        return format!("{past}{}", &base[1..]);
+    }
+    match base.char_indices().rev().find(|(_, c)| c.is_ascii_digit()) {
+        Some((i, _)) => format!("{}9{}", &base[..i], &base[i + 1..]),
+        None => format!("{base}9"),
+    }
+}
+
+/// The reference transcript: what `referee play` prints for this input.
+pub fn reference_output<G: Game>(opts: &GameOptions, input: &str) -> Vec<u8> {
+    let mut players: [Player<G>; 2] = [Player::Human, Player::Human];
+    let mut out = Vec::new();
+    let mut inp = input.as_bytes();
+    // Writing to a Vec cannot fail, and the early-end-of-input message goes
+    // to stderr, which is not compared.
+    let _ = console_game(G::start(opts), &mut players, &mut inp, &mut out);
+    out
+}
+
+/// What a student's program did with one input.
+#[derive(Clone, Debug)]
+pub struct ProgramRun {
+    /// Its standard output (cut at [`MAX_OUTPUT`]).
+    pub stdout: Vec<u8>,
+    /// The last part of its standard error.
+    pub stderr_tail: String,
+    /// How it ended: `exit 0`, `signal 9`, `killed after 10 s`.
+    pub status: String,
+}
+
+/// Most output kept from a program: a transcript is a few KiB, so more is a
+/// runaway program.
+pub const MAX_OUTPUT: usize = 1 << 20;
+
+/// Runs `command` with `input` on stdin, killing it (and its process group)
+/// after `timeout`.
+pub fn run_program(
+    command: &[String],
+    cwd: Option<&Path>,
+    input: &str,
+    timeout: Duration,
+) -> std::io::Result<ProgramRun> {
+    use std::os::unix::process::CommandExt;
+    let (prog, args) = command
+        .split_first()
+        .ok_or_else(|| std::io::Error::other("empty command"))?;
+    let mut cmd = Command::new(prog);
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(d) = cwd {
+        cmd.current_dir(d);
+    }
+    let mut child = cmd.spawn()?;
+    let pgid = child.id() as i32;
+    let mut stdin = child.stdin.take();
+    let input = input.as_bytes().to_vec();
+    let writer = std::thread::spawn(move || {
+        if let Some(s) = stdin.as_mut() {
+            use std::io::Write;
+            // A program that stops reading early is not an error here: its
+            // output is what is judged.
+            let _ = s.write_all(&input);
+        }
+        drop(stdin);
+    });
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let out_reader = std::thread::spawn(move || read_capped(stdout, MAX_OUTPUT));
+    let err_reader = std::thread::spawn(move || read_capped(stderr, 64 * 1024));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break describe_status(st);
+        }
+        if start.elapsed() >= timeout {
+            kill_group(pgid);
+            let _ = child.wait();
+            break format!("killed after {:.1} s", timeout.as_secs_f64());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    // Whatever the program left behind in its group goes too, so the pipes
+    // close and the readers finish.
+    kill_group(pgid);
+    let _ = writer.join();
+    let stdout = out_reader.join().unwrap_or_default();
+    let err = err_reader.join().unwrap_or_default();
+    let tail_start = err.len().saturating_sub(2000);
+    Ok(ProgramRun {
+        stdout,
+        stderr_tail: String::from_utf8_lossy(&err[tail_start..]).into_owned(),
+        status,
+    })
+}
+
+fn read_capped(src: Option<impl Read>, cap: usize) -> Vec<u8> {
+    let mut buf = Vec::new();
+    if let Some(s) = src {
+        let _ = s.take(cap as u64).read_to_end(&mut buf);
+    }
+    buf
+}
+
+fn kill_group(pgid: i32) {
+    use nix::sys::signal::{killpg, Signal};
+    use nix::unistd::Pid;
+    // The group may be gone already; that is the good case.
+    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+}
+
+fn describe_status(st: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (st.code(), st.signal()) {
+        (Some(c), _) => format!("exit {c}"),
+        (None, Some(s)) => format!("signal {s}"),
+        _ => "unknown exit".into(),
+    }
+}
+
+/// One generated game whose transcripts differ.
+#[derive(Clone, Debug)]
+pub struct Mismatch {
+    /// 1-based number of the generated game.
+    pub game: usize,
+    /// The input both programs read.
+    pub input: String,
+    /// Unified diff from the reference's output to the program's.
+    pub diff: String,
+    /// How the program ended.
+    pub status: String,
+    /// The program's stderr tail (a traceback, usually).
+    pub stderr_tail: String,
+}
+
+/// The result of a check.
+#[derive(Clone, Debug, Default)]
+pub struct CheckReport {
+    /// Games generated and run.
+    pub games: usize,
+    /// Games whose transcripts matched byte for byte.
+    pub matched: usize,
+    /// Games whose transcripts differ.
+    pub mismatches: Vec<Mismatch>,
+}
+
+/// A unified diff of two transcripts, with a clear note when they differ
+/// only in bytes a line diff does not show (a missing final newline).
+pub fn transcript_diff(reference: &[u8], program: &[u8]) -> String {
+    let a = String::from_utf8_lossy(reference);
+    let b = String::from_utf8_lossy(program);
+    similar::TextDiff::from_lines(a.as_ref(), b.as_ref())
+        .unified_diff()
+        .context_radius(3)
+        .header("expected (referee play)", "program")
+        .to_string()
+}
+
+/// Runs `games` generated games through `command` and the reference.
+pub fn check_console<G: Game>(
+    command: &[String],
+    opts: &GameOptions,
+    games: usize,
+    master_seed: u64,
+    timeout: Duration,
+) -> std::io::Result<CheckReport> {
+    let mut report = CheckReport::default();
+    for g in 0..games {
+        let (input, _) = generate_input::<G>(opts, seed::derive(master_seed, &[g as u64]));
+        let expected = reference_output::<G>(opts, &input);
+        let run = run_program(command, None, &input, timeout)?;
+        report.games += 1;
+        if run.stdout == expected {
+            report.matched += 1;
+        } else {
+            report.mismatches.push(Mismatch {
+                game: g + 1,
+                input,
+                diff: transcript_diff(&expected, &run.stdout),
+                status: run.status,
+                stderr_tail: run.stderr_tail,
+            });
+        }
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::TicTacToe;
+
+    #[test]
+    fn inputs_mix_every_kind_and_are_seeded() {
+        let opts = GameOptions::default();
+        let (a, _) = generate_input::<TicTacToe>(&opts, 7);
+        let (b, _) = generate_input::<TicTacToe>(&opts, 7);
+        assert_eq!(a, b);
+        let mut all = String::new();
+        let mut early = 0;
+        for s in 0..200 {
+            let (t, e) = generate_input::<TicTacToe>(&opts, s);
+            all.push_str(&t);
+            early += e as usize;
+        }
+        assert!(all.contains("\n\n"), "an empty line");
+        assert!(all.lines().any(|l| l == "9"), "an out-of-range cell");
+        assert!(all.lines().any(|l| GARBAGE.contains(&l)), "garbage");
+        assert!(early > 10 && early < 100, "{early} early ends");
+    }
+
+    #[test]
+    fn out_of_range_moves_are_not_moves() {
+        let opts = GameOptions { boards: 3 };
+        assert_eq!(out_of_range("A6", &opts, false), "A9");
+        assert_eq!(out_of_range("A6", &opts, true), "D6");
+        assert_eq!(out_of_range("4", &opts, true), "9");
+        assert_eq!(out_of_range("4 4", &opts, false), "4 9");
+    }
+
+    #[test]
+    fn reference_matches_itself_and_diff_shows_an_extra_space() {
+        let opts = GameOptions::default();
+        let (input, _) = generate_input::<TicTacToe>(&opts, 3);
+        let out = reference_output::<TicTacToe>(&opts, &input);
+        assert!(!out.is_empty());
+        let mut bad = out.clone();
+        bad.insert(1, b' ');
+        let d = transcript_diff(&out, &bad);
+        assert!(d.contains("+++ program") && d.contains("\n+"), "{d}");
+    }
+
+    #[test]
+    fn a_program_is_run_with_a_timeout() {
+        let cmd: Vec<String> = ["sh", "-c", "cat; sleep 30"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let t = Instant::now();
+        let r = run_program(&cmd, None, "abc\n", Duration::from_millis(300)).unwrap();
+        assert_eq!(r.stdout, b"abc\n");
+        assert!(r.status.starts_with("killed"), "{}", r.status);
+        assert!(t.elapsed() < Duration::from_secs(10));
+    }
+}
