@@ -3,5 +3,6 @@
 
 mod cli;
 mod common;
+mod console;
 mod external;
 mod play_notakto;

@@ -1,0 +1,109 @@
+//! Students' programs as they are (seed 000 and 003): `check-console` on
+//! console Notakto programs, and the UTTT function-bot adapter.
+
+use crate::common::{root, run, stderr, stdout};
+
+fn program(flags: &str) -> String {
+    let path = root().join("tests/fixtures/console/notakto_hvh.py");
+    format!("python3 {} {flags}", path.display())
+}
+
+#[test]
+fn a_correct_console_program_passes_check_console() {
+    let o = run(&[
+        "check-console",
+        "notakto",
+        &program(""),
+        "--games",
+        "25",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("PASS: 25/25"), "{}", stdout(&o));
+}
+
+#[test]
+fn one_extra_space_fails_with_the_diff_and_the_input() {
+    let o = run(&[
+        "check-console",
+        "notakto",
+        &program("--extra-space"),
+        "--games",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("FAIL: 0/5"), "{out}");
+    // A unified diff with the expected header line and the program's one.
+    assert!(out.contains("--- expected (referee play)"), "{out}");
+    assert!(
+        out.contains("-A      B      C\n+A      B      C \n"),
+        "{out}"
+    );
+    assert!(out.contains("-- input"), "{out}");
+}
+
+#[test]
+fn a_program_that_cannot_start_is_a_harness_error() {
+    let o = run(&[
+        "check-console",
+        "notakto",
+        "no-such-program-xyz",
+        "--games",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no-such-program-xyz"), "{}", stderr(&o));
+}
+
+#[test]
+fn competition_function_bots_play_through_the_adapter() {
+    let adapter = root().join("bots/python/uttt_function_bot.py");
+    for f in ["random_player.py", "greedy_player.py"] {
+        let module = root().join("bots/python/uttt_functions").join(f);
+        let bot = format!("python3 {} {}", adapter.display(), module.display());
+        let o = run(&["match", "uttt", &bot, "random", "--games", "4", "--json"]);
+        assert!(o.status.success(), "{f}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+        let me = &v["bots"][0];
+        let forfeits: u64 = me["forfeits"]
+            .as_object()
+            .map(|m| m.values().filter_map(|x| x.as_u64()).sum())
+            .unwrap_or(99);
+        assert_eq!(forfeits, 0, "{f}: {me}");
+    }
+}
+
+#[test]
+fn an_exception_in_a_function_bot_is_a_crash_with_its_traceback() {
+    let dir = std::env::temp_dir().join(format!("referee-fbot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let module = dir.join("boom.py");
+    // It answers its first turn, then raises: a crash mid-game. (A bot that
+    // dies before its first reply is a start-up forfeit.)
+    std::fs::write(
+        &module,
+        "calls = []\n\n\
+         def boom(board, T, won):\n    calls.append(1)\n    if len(calls) > 1:\n        \
+         raise ValueError('no idea')\n    \
+         boards = [T] if T != 9 else [i for i in range(9) if won[i] == 0]\n    \
+         return next((i, j) for i in boards for j in range(9) if board[i][j] == 0)\n",
+    )
+    .unwrap();
+    let adapter = root().join("bots/python/uttt_function_bot.py");
+    let bot = format!("python3 {} {}", adapter.display(), module.display());
+    let o = run(&["match", "uttt", &bot, "random", "--games", "2", "--json"]);
+    // The readable form shows the traceback's last line.
+    let readable = run(&["match", "uttt", &bot, "random", "--games", "2"]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["bots"][0]["losses"].as_u64(), Some(2), "{v}");
+    assert_eq!(v["bots"][0]["forfeits"]["crash"].as_u64(), Some(2), "{v}");
+    assert!(
+        stdout(&readable).contains("ValueError"),
+        "{}",
+        stdout(&readable)
+    );
+}
