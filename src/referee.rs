@@ -111,6 +111,22 @@ pub fn play_game<G: Game>(
         }
     }
 
+    if forfeit.is_none() {
+        if let Some(o) = pos.outcome() {
+            for seat in Seat::BOTH {
+                if let Err(mut f) = bots[seat.index()].confirm_end(&pos, o) {
+                    f.seat = seat.number();
+                    f.move_number = pos.ply();
+                    if f.position.is_empty() {
+                        f.position = pos.to_string();
+                    }
+                    forfeit = Some(f);
+                    break;
+                }
+            }
+        }
+    }
+
     let (outcome, termination) = match &forfeit {
         Some(f) => {
             let loser = Seat::from_number(f.seat).unwrap_or(Seat::One);

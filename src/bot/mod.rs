@@ -8,6 +8,7 @@ use std::str::FromStr;
 use crate::game::{Game, Outcome, Seat};
 use crate::record::Forfeit;
 
+pub mod console;
 pub mod external;
 pub mod notakto;
 pub mod process;
@@ -59,6 +60,13 @@ pub trait Bot<G: Game>: Send {
         None
     }
 
+    /// Called once when the game ended on the board, before the result is
+    /// final: a bot that must confirm the end (a console program printing
+    /// its end line) forfeits here when it gets it wrong.
+    fn confirm_end(&mut self, _final_pos: &G, _outcome: Outcome) -> Result<(), Forfeit> {
+        Ok(())
+    }
+
     /// Called once when the game is over, from this bot's point of view.
     fn end(&mut self, _result: BotResult) {}
 }
@@ -75,6 +83,9 @@ impl<G: Game> Bot<G> for Box<dyn Bot<G>> {
     }
     fn last_move_time_us(&self) -> Option<u64> {
         (**self).last_move_time_us()
+    }
+    fn confirm_end(&mut self, final_pos: &G, outcome: Outcome) -> Result<(), Forfeit> {
+        (**self).confirm_end(final_pos, outcome)
     }
     fn end(&mut self, result: BotResult) {
         (**self).end(result)

@@ -272,19 +272,40 @@ impl BotProcess {
     /// Waits for one reply line until `deadline`. Memory stays bounded by
     /// about twice [`MAX_LINE`] whatever the bot writes.
     pub fn read_line(&mut self, deadline: Instant) -> io::Result<Reply> {
-        let mut chunk = [0u8; 16 * 1024];
-        let mut scanned = 0;
-        loop {
-            if let Some(i) = self.buf[scanned..].iter().position(|&b| b == b'\n') {
-                let end = scanned + i;
-                if end > MAX_LINE {
-                    return Ok(Reply::TooLong(self.buf[..256].to_vec()));
+        let reply = self.read_until(
+            |buf| buf.iter().position(|&b| b == b'\n').map(|i| i + 1),
+            deadline,
+        )?;
+        Ok(match reply {
+            Reply::Line(mut line, at) => {
+                line.pop();
+                if line.len() > MAX_LINE {
+                    line.truncate(256);
+                    Reply::TooLong(line)
+                } else {
+                    Reply::Line(line, at)
                 }
-                let line = self.buf[..end].to_vec();
-                self.buf.drain(..=end);
-                return Ok(Reply::Line(line, Instant::now()));
             }
-            scanned = self.buf.len();
+            other => other,
+        })
+    }
+
+    /// Waits until `find` locates the end of a message in the output
+    /// gathered so far (it returns the message's length) and returns that
+    /// message, for programs whose prompts do not end in a newline. Memory
+    /// stays bounded as in [`BotProcess::read_line`].
+    pub fn read_until(
+        &mut self,
+        find: impl Fn(&[u8]) -> Option<usize>,
+        deadline: Instant,
+    ) -> io::Result<Reply> {
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            if let Some(n) = find(&self.buf) {
+                let n = n.min(self.buf.len());
+                let msg: Vec<u8> = self.buf.drain(..n).collect();
+                return Ok(Reply::Line(msg, Instant::now()));
+            }
             if self.buf.len() > MAX_LINE {
                 return Ok(Reply::TooLong(self.buf[..256].to_vec()));
             }

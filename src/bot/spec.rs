@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::console::ConsoleBot;
 use super::external::ExternalBot;
 use super::{Bot, BotError, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::GameKind;
@@ -137,12 +138,6 @@ impl BotManifest {
     /// they came from: the default working directory, and what a relative
     /// `cwd` is relative to. The command runs in that working directory.
     pub fn into_spec(self, base_dir: &Path) -> Result<ExternalSpec, BotError> {
-        if self.kind == ExternalKind::Console {
-            return Err(BotError(format!(
-                "bot '{}': kind \"console\" is not supported yet; use kind = \"protocol\"",
-                self.name
-            )));
-        }
         let command = match self.command {
             CommandText::Line(line) => split_command(&line)
                 .map_err(|e| BotError(format!("bot '{}': command: {e}", self.name)))?,
@@ -290,7 +285,12 @@ impl BotSpec {
             return Ok(BotSpec::Builtin(b));
         }
         let trimmed = text.trim();
-        let spec = if trimmed.ends_with(".toml") {
+        // `console:<command>`: a program in the course's console format.
+        let (trimmed, console) = match trimmed.strip_prefix("console:") {
+            Some(rest) => (rest.trim(), true),
+            None => (trimmed, false),
+        };
+        let mut spec = if trimmed.ends_with(".toml") {
             let path = Path::new(trimmed);
             let manifest = BotManifest::load(path)?;
             let base = match path.parent() {
@@ -312,6 +312,10 @@ impl BotSpec {
             }
             spec
         };
+        if console {
+            spec.kind = ExternalKind::Console;
+            spec.name = text.trim().to_string();
+        }
         spec.check_game(G::KIND)?;
         spec.check_startable()?;
         Ok(BotSpec::External(spec))
@@ -341,15 +345,10 @@ impl BotSpec {
     ) -> Result<Box<dyn Bot<G>>, BotError> {
         match self {
             BotSpec::Builtin(b) => b.make::<G>(seed),
-            BotSpec::External(e) => {
-                if e.kind != ExternalKind::Protocol {
-                    return Err(BotError(format!(
-                        "bot '{}': only protocol bots are supported",
-                        e.name
-                    )));
-                }
-                Ok(Box::new(ExternalBot::<G>::new(e.clone(), *time)))
-            }
+            BotSpec::External(e) => Ok(match e.kind {
+                ExternalKind::Protocol => Box::new(ExternalBot::<G>::new(e.clone(), *time)),
+                ExternalKind::Console => Box::new(ConsoleBot::<G>::new(e.clone(), *time)),
+            }),
         }
     }
 
@@ -435,10 +434,19 @@ mod tests {
     }
 
     #[test]
-    fn console_kind_is_rejected_clearly() {
+    fn console_kind_in_a_manifest_and_on_the_command_line() {
         let m: BotManifest = toml::from_str("name='c'\ncommand='sh'\nkind='console'\n").unwrap();
-        let e = m.into_spec(Path::new(".")).unwrap_err().0;
-        assert!(e.contains("console"), "{e}");
+        assert_eq!(
+            m.into_spec(Path::new(".")).unwrap().kind,
+            ExternalKind::Console
+        );
+        let BotSpec::External(e) =
+            BotSpec::resolve::<crate::game::Notakto>("console:sh -c true").unwrap()
+        else {
+            panic!("an external bot")
+        };
+        assert_eq!(e.kind, ExternalKind::Console);
+        assert_eq!(e.command, vec!["sh", "-c", "true"]);
     }
 
     #[test]

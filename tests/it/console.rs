@@ -107,3 +107,66 @@ fn an_exception_in_a_function_bot_is_a_crash_with_its_traceback() {
         stdout(&readable)
     );
 }
+
+/// Plays `games` games of the console AI (as player 1, the seat the
+/// assignment gives it) against the built-in optimal player, through the
+/// library's referee, two at a time.
+fn console_ai_games(flags: &str, games: u64) -> Vec<referee::record::GameRecord> {
+    use referee::bot::{BotSpec, TimeControl};
+    use referee::game::{Game, GameOptions, Notakto};
+    use referee::referee::{play_game, GameSetup};
+    let path = root().join("tests/fixtures/console/notakto_ai.py");
+    let text = format!("console:python3 {} {flags}", path.display());
+    let spec = BotSpec::resolve::<Notakto>(&text).expect("console bot resolves");
+    let opt = BotSpec::resolve::<Notakto>("optimal").expect("built-in");
+    let time = TimeControl::default();
+    let mut out = Vec::new();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2u64)
+            .map(|t| {
+                let (spec, opt) = (&spec, &opt);
+                s.spawn(move || {
+                    let mut recs = Vec::new();
+                    for g in (t..games).step_by(2) {
+                        let mut a = spec.instantiate::<Notakto>(g, &time).unwrap();
+                        let mut b = opt.instantiate::<Notakto>(g, &time).unwrap();
+                        let setup = GameSetup::new(g, g, Notakto::start(&GameOptions::default()));
+                        recs.push(play_game(
+                            &setup,
+                            [&mut a, &mut b],
+                            ["ai".into(), "opt".into()],
+                        ));
+                    }
+                    recs
+                })
+            })
+            .collect();
+        for h in handles {
+            out.extend(h.join().expect("game thread"));
+        }
+    });
+    out
+}
+
+#[test]
+fn a_console_notakto_ai_beats_the_optimal_player_as_player_1() {
+    let recs = console_ai_games("", 12);
+    for r in &recs {
+        assert_eq!(r.winner, Some(1), "game {}: {:?}", r.id, r.forfeit);
+        assert!(r.forfeit.is_none(), "{:?}", r.forfeit);
+        // The program's own moves (player 1's) are timed.
+        assert!(r.times_us.iter().step_by(2).all(|&t| t > 0), "{:?}", r.times_us);
+    }
+}
+
+#[test]
+fn a_console_display_bug_is_a_malformed_forfeit_with_a_diff() {
+    let recs = console_ai_games("--display-bug", 2);
+    for r in &recs {
+        let f = r.forfeit.as_ref().expect("a forfeit");
+        assert_eq!(f.reason, referee::record::ForfeitReason::Malformed);
+        assert_eq!(f.seat, 1);
+        assert!(f.detail.contains("--- expected"), "{}", f.detail);
+        assert!(f.detail.contains("+A      B      C"), "{}", f.detail);
+    }
+}
