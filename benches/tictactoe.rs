@@ -2,8 +2,8 @@
 //! perft, and the optimal bot's move time. Run: `cargo bench --bench tictactoe`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use referee::bot::{Bot, BuiltinSpec};
 use referee::game::{perft, Game, TicTacToe};
 
@@ -12,7 +12,7 @@ fn playouts(c: &mut Criterion) {
     const BATCH: u64 = 10_000;
     g.throughput(Throughput::Elements(BATCH));
     g.bench_function("random_playouts_x10k", |b| {
-        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut rng = SmallRng::seed_from_u64(1);
         b.iter(|| {
             let mut x_wins = 0u32;
             for _ in 0..BATCH {

@@ -177,19 +177,62 @@ pub fn winning_moves(pos: &Notakto) -> MoveList<NotaktoMove> {
 
 /// How many winning replies the opponent has after `mv`.
 pub fn winning_replies(pos: &Notakto, mv: NotaktoMove) -> u32 {
-    let mut next = *pos;
-    next.play_unchecked(mv);
-    if next.is_over() {
-        return 0;
+    ReplyCounter::new(pos).count(pos, mv)
+}
+
+/// Counts the opponent's winning replies to each move of one position
+/// without playing the moves: a move changes one board, so each other
+/// board's "product of the rest" is the product over the boards other than
+/// both, times the changed board's new value.
+struct ReplyCounter {
+    /// Product of every board but `k`.
+    others: [u8; 26],
+    /// `excl2[b][k]`: product of every board but `b` and `k`.
+    excl2: [[u8; 26]; 26],
+}
+
+impl ReplyCounter {
+    fn new(pos: &Notakto) -> Self {
+        let mut others = [0u8; 26];
+        others_products(pos, &mut others);
+        let boards = pos.boards();
+        let mut excl2 = [[0u8; 26]; 26];
+        for (b, row) in excl2.iter_mut().enumerate().take(boards.len()) {
+            // The products of the rest with board b left out as well.
+            let mut acc = 0u8;
+            for (k, &m) in boards.iter().enumerate() {
+                row[k] = acc;
+                if k != b {
+                    acc = MUL[acc as usize][VALUE[m as usize] as usize];
+                }
+            }
+            let mut acc = 0u8;
+            for k in (0..boards.len()).rev() {
+                row[k] = MUL[row[k] as usize][acc as usize];
+                if k != b {
+                    acc = MUL[acc as usize][VALUE[boards[k] as usize] as usize];
+                }
+            }
+        }
+        ReplyCounter { others, excl2 }
     }
-    let mut others = [0u8; 26];
-    others_products(&next, &mut others);
-    let table = winning_cells_table();
-    next.boards()
-        .iter()
-        .zip(others.iter())
-        .map(|(&m, &x)| table[m as usize][x as usize] as u32)
-        .sum()
+
+    fn count(&self, pos: &Notakto, mv: NotaktoMove) -> u32 {
+        let table = winning_cells_table();
+        let b = mv.board() as usize;
+        let after = pos.board(b) | 1 << mv.cell();
+        let v = VALUE[after as usize] as usize;
+        // Replies on the changed board, then on every other board. Dead
+        // boards have no cells to play, so their rows are all zero.
+        let mut n = table[after as usize][self.others[b] as usize] as u32;
+        for (k, &m) in pos.boards().iter().enumerate() {
+            if k != b {
+                let x = MUL[self.excl2[b][k] as usize][v];
+                n += table[m as usize][x as usize] as u32;
+            }
+        }
+        n
+    }
 }
 
 /// Perfect play from the misère quotient. In a won position it picks at

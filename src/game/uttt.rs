@@ -17,34 +17,13 @@ use std::str::FromStr;
 
 use rand::Rng;
 
-use super::tictactoe::{nth_set_bit, TicTacToe, FULL};
+use super::tictactoe::{has_line, nth_set_bit, TicTacToe, FULL};
 use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
-
-/// `LINE[m]`: whether the 9-bit mask `m` holds a line. A table lookup is the
-/// fastest test on the playout hot path.
-static LINE: [bool; 512] = line_table();
-
-const fn line_table() -> [bool; 512] {
-    let lines: [u16; 8] = [0o007, 0o070, 0o700, 0o111, 0o222, 0o444, 0o421, 0o124];
-    let mut t = [false; 512];
-    let mut m = 0;
-    while m < 512 {
-        let mut k = 0;
-        while k < 8 {
-            if m as u16 & lines[k] == lines[k] {
-                t[m] = true;
-            }
-            k += 1;
-        }
-        m += 1;
-    }
-    t
-}
 
 /// Whether the mask holds a line (three in a row, column or diagonal).
 #[inline(always)]
 pub fn line(mask: u16) -> bool {
-    LINE[(mask & FULL) as usize]
+    has_line(mask)
 }
 
 /// "Any open board": the `forced` value of a free move.

@@ -155,7 +155,11 @@ fn a_console_notakto_ai_beats_the_optimal_player_as_player_1() {
         assert_eq!(r.winner, Some(1), "game {}: {:?}", r.id, r.forfeit);
         assert!(r.forfeit.is_none(), "{:?}", r.forfeit);
         // The program's own moves (player 1's) are timed.
-        assert!(r.times_us.iter().step_by(2).all(|&t| t > 0), "{:?}", r.times_us);
+        assert!(
+            r.times_us.iter().step_by(2).all(|&t| t > 0),
+            "{:?}",
+            r.times_us
+        );
     }
 }
 
