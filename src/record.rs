@@ -197,6 +197,9 @@ pub struct GameRecord {
     pub forfeit: Option<Forfeit>,
     /// The final position text.
     pub final_position: String,
+    /// The network client's address, for rounds played by `referee serve`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub client: Option<String>,
 }
 
 impl GameRecord {

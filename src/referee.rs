@@ -151,6 +151,7 @@ pub fn play_game<G: Game>(
         termination,
         forfeit,
         final_position: pos.to_string(),
+        client: None,
     }
 }
 

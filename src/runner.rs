@@ -112,6 +112,7 @@ pub fn play_pairing<G: BuiltinBots>(
                 termination: crate::record::Termination::Forfeit(ForfeitReason::Startup),
                 forfeit: Some(f),
                 final_position: start.to_string(),
+                client: None,
             }
         }
     }

@@ -234,6 +234,7 @@ mod tests {
             termination: Termination::Normal,
             forfeit: None,
             final_position: String::new(),
+            client: None,
         }
     }
 

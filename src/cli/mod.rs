@@ -11,9 +11,11 @@ use crate::game::{GameKind, GameOptions};
 pub mod bots;
 pub mod check;
 pub mod check_console;
+pub mod connect;
 pub mod judge;
 pub mod match_cmd;
 pub mod play;
+pub mod serve;
 
 /// referee: play, judge and run tournaments of tic-tac-toe, Notakto and
 /// Ultimate tic-tac-toe bots.
@@ -40,6 +42,10 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Check a console game program's transcripts against `referee play`.
     CheckConsole(check_console::CheckConsoleArgs),
+    /// Serve N-round matches against a bot over TCP (text for nc, or v1 for bots).
+    Serve(serve::ServeArgs),
+    /// Play a local bot against a remote v1 server and print the final score.
+    Connect(connect::ConnectArgs),
 }
 
 /// The game and its options, shared by every command that plays.
@@ -99,6 +105,8 @@ pub fn main() -> ExitCode {
         Command::Bots(a) => bots::run(a),
         Command::Check(a) => check::run(a),
         Command::CheckConsole(a) => check_console::run(a),
+        Command::Serve(a) => serve::run(a),
+        Command::Connect(a) => connect::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,57 @@
+//! `referee connect`: play a local bot against a remote v1 server and print
+//! the final score.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::parse_game;
+use crate::game::GameKind;
+use crate::net::{connect, format_points, ConnectConfig};
+
+/// Arguments of `referee connect`.
+#[derive(Args, Debug)]
+pub struct ConnectArgs {
+    /// The server, as HOST:PORT.
+    addr: String,
+    /// The local bot (built-in, manifest or command line); a fresh one per round.
+    #[arg(long)]
+    bot: String,
+    /// Stop after this many rounds (default: until the server ends the match).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    rounds: Option<u32>,
+    /// The game you expect; the server's `begin` line decides, this only checks it.
+    #[arg(long, value_parser = parse_game)]
+    game: Option<GameKind>,
+    /// Seed of the local bot.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+/// Plays the session and prints the score.
+pub fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
+    let mut cfg = ConnectConfig::new(&args.bot);
+    cfg.rounds = args.rounds;
+    cfg.game = args.game;
+    cfg.seed = args.seed;
+    let report = connect(&args.addr, &cfg)?;
+    let s = report.score;
+    println!(
+        "{} rounds of {}: {} won, {} drawn, {} lost",
+        s.rounds(),
+        report.game,
+        s.wins,
+        s.draws,
+        s.losses
+    );
+    if report.local_forfeits > 0 {
+        println!("The local bot forfeited {} turns.", report.local_forfeits);
+    }
+    println!(
+        "Final score: {} : {} ({} vs server)",
+        format_points(s.points()),
+        format_points(s.opponent_points()),
+        args.bot
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,226 @@
+//! Reading lines from a socket with a deadline and a length limit.
+//!
+//! A client controls every byte it sends, so the reader never holds more than
+//! the line limit plus one read chunk, and never waits past the deadline.
+
+use std::io::{self, Read};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// How much is read from the socket at once.
+const CHUNK: usize = 4096;
+
+/// Why no line could be read.
+#[derive(Debug)]
+pub enum LineError {
+    /// The deadline passed before a full line arrived.
+    Timeout,
+    /// More than the limit arrived without a newline; the rest of that line
+    /// is skipped by the next call.
+    TooLong,
+    /// The peer closed the connection (a partial last line is dropped).
+    Closed,
+    /// The socket failed.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for LineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LineError::Timeout => f.write_str("no complete line before the deadline"),
+            LineError::TooLong => f.write_str("line too long"),
+            LineError::Closed => f.write_str("connection closed"),
+            LineError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Reads `\n`-terminated lines from a stream.
+pub struct LineReader<R = TcpStream> {
+    inner: R,
+    buf: Vec<u8>,
+    /// Bytes of `buf` already handed out as lines.
+    start: usize,
+    max_line: usize,
+    /// Set after a too-long line: bytes up to the next newline are dropped.
+    skipping: bool,
+}
+
+/// A stream whose reads can be bounded in time.
+pub trait TimedRead: Read {
+    /// Makes the next reads give up after `timeout` (`None`: wait forever).
+    fn set_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
+}
+
+impl TimedRead for TcpStream {
+    fn set_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        self.set_read_timeout(timeout)
+    }
+}
+
+impl<R: TimedRead> LineReader<R> {
+    /// A reader of lines of at most `max_line` bytes (the newline excluded).
+    pub fn new(inner: R, max_line: usize) -> Self {
+        LineReader {
+            inner,
+            buf: Vec::with_capacity(CHUNK),
+            start: 0,
+            max_line: max_line.max(1),
+            skipping: false,
+        }
+    }
+
+    /// The next line without its `\n` (a trailing `\r` is kept for the caller
+    /// to judge), or why there is none by `deadline` (`None`: no deadline).
+    pub fn read_line(&mut self, deadline: Option<Instant>) -> Result<Vec<u8>, LineError> {
+        loop {
+            if let Some(i) = self.buf[self.start..].iter().position(|&b| b == b'\n') {
+                let end = self.start + i;
+                let skipped = std::mem::replace(&mut self.skipping, false);
+                let too_long = end - self.start > self.max_line;
+                let line = self.buf[self.start..end].to_vec();
+                self.start = end + 1;
+                self.compact();
+                if skipped {
+                    // The tail of a line already reported as too long.
+                    continue;
+                }
+                if too_long {
+                    return Err(LineError::TooLong);
+                }
+                return Ok(line);
+            }
+            if self.skipping {
+                self.buf.clear();
+                self.start = 0;
+            } else if self.buf.len() - self.start > self.max_line {
+                self.buf.clear();
+                self.start = 0;
+                self.skipping = true;
+                return Err(LineError::TooLong);
+            }
+            self.fill(deadline)?;
+        }
+    }
+
+    fn compact(&mut self) {
+        if self.start == self.buf.len() {
+            self.buf.clear();
+            self.start = 0;
+        } else if self.start > CHUNK {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
+    }
+
+    /// Reads one chunk, waiting at most until `deadline`.
+    fn fill(&mut self, deadline: Option<Instant>) -> Result<(), LineError> {
+        let timeout = match deadline {
+            None => None,
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(LineError::Timeout);
+                }
+                Some(left)
+            }
+        };
+        self.inner.set_timeout(timeout).map_err(LineError::Io)?;
+        let old = self.buf.len();
+        self.buf.resize(old + CHUNK, 0);
+        let got = self.inner.read(&mut self.buf[old..]);
+        match got {
+            Ok(0) => {
+                self.buf.truncate(old);
+                Err(LineError::Closed)
+            }
+            Ok(n) => {
+                self.buf.truncate(old + n);
+                Ok(())
+            }
+            Err(e) => {
+                self.buf.truncate(old);
+                match e.kind() {
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+                        // Loop again: the deadline check decides.
+                        Ok(())
+                    }
+                    io::ErrorKind::Interrupted => Ok(()),
+                    io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => {
+                        Err(LineError::Closed)
+                    }
+                    _ => Err(LineError::Io(e)),
+                }
+            }
+        }
+    }
+
+    /// The underlying stream.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// A stream that hands out scripted chunks, then end of file.
+    struct Script(VecDeque<Vec<u8>>);
+
+    impl Read for Script {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            match self.0.pop_front() {
+                None => Ok(0),
+                Some(mut c) => {
+                    let n = c.len().min(out.len());
+                    out[..n].copy_from_slice(&c[..n]);
+                    if n < c.len() {
+                        self.0.push_front(c.split_off(n));
+                    }
+                    Ok(n)
+                }
+            }
+        }
+    }
+
+    impl TimedRead for Script {
+        fn set_timeout(&mut self, _t: Option<Duration>) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn reader(chunks: &[&[u8]], max: usize) -> LineReader<Script> {
+        LineReader::new(Script(chunks.iter().map(|c| c.to_vec()).collect()), max)
+    }
+
+    #[test]
+    fn lines_across_chunks() {
+        let mut r = reader(&[b"ab", b"c\nde\r\n", b"f\n", b"tail"], 16);
+        assert_eq!(r.read_line(None).unwrap(), b"abc");
+        assert_eq!(r.read_line(None).unwrap(), b"de\r");
+        assert_eq!(r.read_line(None).unwrap(), b"f");
+        assert!(matches!(r.read_line(None), Err(LineError::Closed)));
+    }
+
+    #[test]
+    fn long_line_is_reported_once_and_skipped() {
+        let long = vec![b'x'; 20_000];
+        let mut r = reader(&[&long, b"yyy\nok\n"], 100);
+        assert!(matches!(r.read_line(None), Err(LineError::TooLong)));
+        assert_eq!(r.read_line(None).unwrap(), b"ok");
+        // Memory stays near the limit plus one chunk.
+        assert!(r.buf.capacity() <= 100 + 3 * CHUNK, "{}", r.buf.capacity());
+        let mut r = reader(&[b"0123456789\nabc\n"], 5);
+        assert!(matches!(r.read_line(None), Err(LineError::TooLong)));
+        assert_eq!(r.read_line(None).unwrap(), b"abc");
+    }
+
+    #[test]
+    fn past_deadline_is_a_timeout() {
+        let mut r = reader(&[b"partial"], 100);
+        let past = Instant::now() - Duration::from_millis(1);
+        assert!(matches!(r.read_line(Some(past)), Err(LineError::Timeout)));
+    }
+}

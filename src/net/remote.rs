@@ -1,0 +1,407 @@
+//! The client on the other end of a connection, seen by the match loop as a
+//! [`Bot`]: `v1` speaks the stdio protocol's lines, `text` talks to a person.
+//!
+//! Whatever the client sends or does, a round ends as data (a [`Forfeit`]
+//! at worst) and the server goes on.
+
+use std::io::{self, BufWriter, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use super::line::{LineError, LineReader};
+use super::{format_points, Score};
+use crate::bot::{Bot, BotResult, TimeControl};
+use crate::game::{Game, GameKind, GameOptions, Seat};
+use crate::record::{escape_line, Forfeit, ForfeitReason, GameRecord};
+
+/// One client connection: a bounded line reader and a buffered writer.
+pub(crate) struct Conn {
+    reader: LineReader<TcpStream>,
+    writer: BufWriter<TcpStream>,
+    max_line: usize,
+    /// False once the client is gone or must be dropped.
+    open: bool,
+}
+
+impl Conn {
+    /// Wraps a connected stream.
+    pub fn new(stream: TcpStream, max_line: usize) -> io::Result<Conn> {
+        let read_half = stream.try_clone()?;
+        Ok(Conn {
+            reader: LineReader::new(read_half, max_line),
+            writer: BufWriter::new(stream),
+            max_line,
+            open: true,
+        })
+    }
+
+    /// Writes `text` and flushes; a failure marks the connection closed.
+    pub fn send(&mut self, text: &str) -> io::Result<()> {
+        let r = self
+            .writer
+            .write_all(text.as_bytes())
+            .and_then(|_| self.writer.flush());
+        if r.is_err() {
+            self.open = false;
+        }
+        r
+    }
+}
+
+/// What the match loop needs from a remote player beyond [`Bot`].
+pub(crate) trait Remote<G: Game>: Bot<G> {
+    /// Called once before the first round.
+    fn greet(&mut self, _rounds: u32) {}
+    /// Called before each round (1-based) with the client's seat.
+    fn start_round(&mut self, _round: u32, _seat: Seat, _start: &G) {}
+    /// Called after each round with its record and the running score.
+    fn after_round(&mut self, _round: u32, _rec: &GameRecord, _seat: Seat, _score: &Score) {}
+    /// Called once at the end of the match.
+    fn finish(&mut self, _score: &Score) {}
+    /// Whether more rounds can be played on this connection.
+    fn is_open(&self) -> bool;
+}
+
+/// A forfeit for a client that went away (or must be dropped).
+fn gone(detail: &str) -> Forfeit {
+    Forfeit::new(ForfeitReason::Crash, detail)
+}
+
+/// A client speaking protocol v1: exactly the lines a stdio bot gets.
+pub(crate) struct V1Remote {
+    conn: Conn,
+    kind: GameKind,
+    time: TimeControl,
+    first_turn: bool,
+    last_us: Option<u64>,
+}
+
+impl V1Remote {
+    /// A v1 client of game `kind` with this time control.
+    pub fn new(conn: Conn, kind: GameKind, time: TimeControl) -> Self {
+        V1Remote {
+            conn,
+            kind,
+            time,
+            first_turn: true,
+            last_us: None,
+        }
+    }
+}
+
+impl<G: Game> Bot<G> for V1Remote {
+    fn name(&self) -> &str {
+        "client"
+    }
+
+    fn begin(&mut self, seat: Seat, time: &TimeControl) -> Result<(), Forfeit> {
+        self.time = *time;
+        self.first_turn = true;
+        let line = format!("begin {} {} {}\n", self.kind, seat.number(), time.move_ms);
+        self.conn
+            .send(&line)
+            .map_err(|e| gone(&format!("the client went away: {e}")))
+    }
+
+    fn select_move(&mut self, pos: &G) -> Result<G::Move, Forfeit> {
+        self.last_us = None;
+        self.conn
+            .send(&format!("turn {pos}\n"))
+            .map_err(|e| gone(&format!("the client went away: {e}")))?;
+        let clock = Instant::now();
+        let mut limit = Duration::from_millis(self.time.move_ms);
+        if std::mem::replace(&mut self.first_turn, false) {
+            // A client may start a fresh bot process for every round, as
+            // `referee connect` does with external bots.
+            limit += Duration::from_millis(self.time.startup_ms);
+        }
+        let got = self.conn.reader.read_line(Some(clock + limit));
+        let us = clock.elapsed().as_micros() as u64;
+        self.last_us = Some(us);
+        match got {
+            Ok(raw) => {
+                let Ok(text) = std::str::from_utf8(&raw) else {
+                    let mut f = Forfeit::new(ForfeitReason::Malformed, "reply is not UTF-8");
+                    f.line = Some(escape_line(&raw));
+                    return Err(f);
+                };
+                G::parse_move(text.trim()).map_err(|e| {
+                    let mut f = Forfeit::new(ForfeitReason::Malformed, e.to_string());
+                    f.line = Some(escape_line(&raw));
+                    f
+                })
+            }
+            Err(LineError::Timeout) => {
+                // A late reply would be read as the answer to a later turn,
+                // so the connection cannot be trusted any more.
+                self.conn.open = false;
+                let mut f = Forfeit::new(ForfeitReason::Timeout, "no reply within the time limit");
+                f.time_us = us;
+                f.overrun_us = us.saturating_sub(limit.as_micros() as u64);
+                Err(f)
+            }
+            Err(LineError::TooLong) => {
+                self.conn.open = false;
+                Err(Forfeit::new(
+                    ForfeitReason::Malformed,
+                    format!("reply longer than {} bytes", self.conn.max_line),
+                ))
+            }
+            Err(LineError::Closed) => {
+                self.conn.open = false;
+                Err(gone("the client disconnected"))
+            }
+            Err(LineError::Io(e)) => {
+                self.conn.open = false;
+                Err(gone(&format!("connection error: {e}")))
+            }
+        }
+    }
+
+    fn last_move_time_us(&self) -> Option<u64> {
+        self.last_us
+    }
+
+    fn end(&mut self, result: BotResult) {
+        // The client may already be gone; the round is recorded either way.
+        let _ = self.conn.send(&format!("end {}\n", result.word()));
+    }
+}
+
+impl<G: Game> Remote<G> for V1Remote {
+    fn is_open(&self) -> bool {
+        self.conn.open
+    }
+}
+
+/// The rules of each game in one paragraph, for the text greeting.
+pub(crate) fn rules(kind: GameKind) -> &'static str {
+    match kind {
+        GameKind::TicTacToe => {
+            "Players take turns marking a cell of a 3x3 board (player 1 is X, player 2 is O). \
+             Three of your marks in a row, column or diagonal win; a full board without a line is a draw."
+        }
+        GameKind::Notakto => {
+            "Both players mark X on several 3x3 boards. A board with three X in a line is dead \
+             and takes no more moves. Whoever kills the last live board loses."
+        }
+        GameKind::Uttt => {
+            "Nine tic-tac-toe boards in a 3x3 grid (player 1 is X, player 2 is O). The cell you \
+             play sends your opponent to the board with that number; if that board is finished, \
+             they may play in any open board. Win three boards in a line to win."
+        }
+    }
+}
+
+/// How to type a move in each game.
+pub(crate) fn move_help(kind: GameKind) -> &'static str {
+    match kind {
+        GameKind::TicTacToe => {
+            "type a cell number 0-8 (row by row: 0 is top left, 8 bottom right) and press Enter"
+        }
+        GameKind::Notakto => "type a board letter and a cell number 0-8, e.g. A6, and press Enter",
+        GameKind::Uttt => {
+            "type a board number and a cell number, both 0-8 row by row, separated by a space, \
+             e.g. 4 4, and press Enter"
+        }
+    }
+}
+
+/// A person with `nc`: boards, prompts, error lines and the running score.
+pub(crate) struct TextRemote<G: Game> {
+    conn: Conn,
+    idle: Duration,
+    bot: String,
+    rounds: u32,
+    seat: Seat,
+    /// The last position the client was shown.
+    shown: G,
+}
+
+impl<G: Game> TextRemote<G> {
+    /// A text client playing against `bot`, dropped after `idle` without input.
+    pub fn new(conn: Conn, idle: Duration, bot: &str, opts: &GameOptions) -> Self {
+        TextRemote {
+            conn,
+            idle,
+            bot: bot.to_string(),
+            rounds: 0,
+            seat: Seat::One,
+            shown: G::start(opts),
+        }
+    }
+
+    fn say(&mut self, text: &str) -> Result<(), Forfeit> {
+        self.conn
+            .send(text)
+            .map_err(|e| gone(&format!("the client went away: {e}")))
+    }
+
+    /// Shows the server's move that led from the last shown position to
+    /// `pos` (found among the legal moves, so it works for every game).
+    fn show_server_move(&mut self, pos: &G) -> Result<(), Forfeit> {
+        if *pos == self.shown {
+            return Ok(());
+        }
+        let mv = self.shown.legal_moves().into_iter().find(|&m| {
+            let mut p = self.shown.clone();
+            p.play_unchecked(m);
+            p == *pos
+        });
+        let head = match mv {
+            Some(m) => format!("The server plays {m}:\n"),
+            None => "The board is now:\n".to_string(),
+        };
+        self.shown = pos.clone();
+        self.say(&format!("{head}{}", pos.render()))
+    }
+
+    fn help(&self) -> String {
+        format!(
+            "{}\nTo move, {}. Type 'help' to see this again, 'quit' to leave.\n",
+            rules(G::KIND),
+            move_help(G::KIND)
+        )
+    }
+}
+
+impl<G: Game> Bot<G> for TextRemote<G> {
+    fn name(&self) -> &str {
+        "client"
+    }
+
+    fn select_move(&mut self, pos: &G) -> Result<G::Move, Forfeit> {
+        self.show_server_move(pos)?;
+        let prompt = format!("Your move (player {}): ", self.seat.number());
+        loop {
+            self.say(&prompt)?;
+            let got = self.conn.reader.read_line(Some(Instant::now() + self.idle));
+            let raw = match got {
+                Ok(raw) => raw,
+                Err(LineError::TooLong) => {
+                    let msg = format!(
+                        "Error: line too long (at most {} bytes)\n",
+                        self.conn.max_line
+                    );
+                    self.say(&msg)?;
+                    continue;
+                }
+                Err(LineError::Timeout) => {
+                    let _ = self.say(&format!(
+                        "\nNo input for {} s: you forfeit this round and the connection closes.\n",
+                        self.idle.as_secs()
+                    ));
+                    self.conn.open = false;
+                    let mut f = Forfeit::new(ForfeitReason::Timeout, "idle timeout");
+                    f.time_us = self.idle.as_micros() as u64;
+                    return Err(f);
+                }
+                Err(LineError::Closed) => {
+                    self.conn.open = false;
+                    return Err(gone("the client disconnected"));
+                }
+                Err(LineError::Io(e)) => {
+                    self.conn.open = false;
+                    return Err(gone(&format!("connection error: {e}")));
+                }
+            };
+            let text = String::from_utf8_lossy(&raw);
+            match text.trim() {
+                "" => self.say("Error: empty line; enter a move ('help' explains how)\n")?,
+                "help" => {
+                    let h = self.help();
+                    self.say(&h)?;
+                }
+                "quit" => {
+                    let _ = self.say("Goodbye: you forfeit this round.\n");
+                    self.conn.open = false;
+                    let mut f = gone("the client quit");
+                    f.line = Some("quit".into());
+                    return Err(f);
+                }
+                t => match G::parse_move(t) {
+                    Err(e) => self.say(&format!("Error: {e}\n"))?,
+                    Ok(mv) => match pos.illegality(mv) {
+                        Some(reason) => {
+                            self.say(&format!("Error: illegal move {mv}: {reason}\n"))?
+                        }
+                        None => {
+                            let mut next = pos.clone();
+                            next.play_unchecked(mv);
+                            let board = format!("You play {mv}:\n{}", next.render());
+                            self.shown = next;
+                            self.say(&board)?;
+                            return Ok(mv);
+                        }
+                    },
+                },
+            }
+        }
+    }
+}
+
+impl<G: Game> Remote<G> for TextRemote<G> {
+    fn greet(&mut self, rounds: u32) {
+        self.rounds = rounds;
+        let text = format!(
+            "Welcome to referee: {} against the bot '{}', {rounds} rounds.\n\
+             Scoring: win 1, draw 0.5, loss 0. You move first in odd rounds.\n{}",
+            G::KIND,
+            self.bot,
+            self.help()
+        );
+        let _ = self.say(&text);
+    }
+
+    fn start_round(&mut self, round: u32, seat: Seat, start: &G) {
+        self.seat = seat;
+        self.shown = start.clone();
+        let who = match seat {
+            Seat::One => "you are player 1 and move first",
+            Seat::Two => "you are player 2; the server moves first",
+        };
+        let _ = self.say(&format!(
+            "\nRound {round} of {}: {who}.\n{}",
+            self.rounds,
+            start.render()
+        ));
+    }
+
+    fn after_round(&mut self, round: u32, rec: &GameRecord, seat: Seat, score: &Score) {
+        if let Ok(last) = rec.final_position.parse::<G>() {
+            let _ = self.show_server_move(&last);
+        }
+        let result = match BotResult::for_seat(rec.outcome(), seat) {
+            BotResult::Win => "you win",
+            BotResult::Loss => "you lose",
+            BotResult::Draw => "draw",
+        };
+        let how = match &rec.forfeit {
+            Some(f) if f.seat == seat.number() => format!(" (you forfeit: {})", f.reason),
+            Some(f) => format!(" (the server's bot forfeits: {})", f.reason),
+            None => String::new(),
+        };
+        let _ = self.say(&format!(
+            "Round {round} of {}: {result}{how}. Score: you {} : server {}\n",
+            self.rounds,
+            format_points(score.points()),
+            format_points(score.opponent_points())
+        ));
+    }
+
+    fn finish(&mut self, score: &Score) {
+        let _ = self.say(&format!(
+            "\nFinal score after {} rounds: you {} : server {} ({} won, {} drawn, {} lost). Thanks for playing!\n",
+            score.rounds(),
+            format_points(score.points()),
+            format_points(score.opponent_points()),
+            score.wins,
+            score.draws,
+            score.losses
+        ));
+    }
+
+    fn is_open(&self) -> bool {
+        self.conn.open
+    }
+}

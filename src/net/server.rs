@@ -1,0 +1,372 @@
+//! The server: an accept loop, one thread per client (bounded by
+//! `max_clients`), and one match loop shared by both protocols.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::marker::PhantomData;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::remote::{Conn, Remote, TextRemote, V1Remote};
+use super::{format_points, Protocol, Score};
+use crate::bot::{Bot, BotResult, BotSpec, BuiltinBots, TimeControl};
+use crate::game::{GameOptions, Seat};
+use crate::record::GameRecord;
+use crate::referee::{play_game, GameSetup};
+use crate::seed;
+
+/// How long a write to a client may block before the client counts as gone:
+/// a client that stops reading must not pin its thread for ever.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Everything that fixes how a server plays its clients.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// Rounds per connection.
+    pub rounds: u32,
+    /// The protocol every client speaks.
+    pub protocol: Protocol,
+    /// Per-move limit for v1 clients (plus start-up on each round's first
+    /// turn), and the time control of the server's own bot.
+    pub time: TimeControl,
+    /// A text client silent this long forfeits the round and is dropped.
+    pub idle_timeout: Duration,
+    /// Clients served at once; more are refused with a line saying so.
+    pub max_clients: usize,
+    /// Longest accepted input line in bytes.
+    pub max_line: usize,
+    /// Where `games.jsonl` is written (nothing is written when `None`).
+    pub out: Option<PathBuf>,
+    /// Game options (Notakto boards).
+    pub options: GameOptions,
+    /// Master seed: round r of connection c gets `derive(seed, [c, r])`.
+    pub seed: u64,
+    /// No per-connection log lines on stderr.
+    pub quiet: bool,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            rounds: 500,
+            protocol: Protocol::Text,
+            time: TimeControl::default(),
+            idle_timeout: Duration::from_secs(300),
+            max_clients: 256,
+            max_line: 4096,
+            out: None,
+            options: GameOptions::default(),
+            seed: 0,
+            quiet: false,
+        }
+    }
+}
+
+/// `games.jsonl`: one whole record per write, flushed at once, so a reader
+/// (or a crash) never sees half a line.
+struct Journal {
+    path: PathBuf,
+    file: Mutex<File>,
+    failed: AtomicBool,
+}
+
+impl Journal {
+    fn open(dir: &std::path::Path) -> anyhow::Result<Journal> {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create output folder {}", dir.display()))?;
+        let path = dir.join("games.jsonl");
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        Ok(Journal {
+            path,
+            file: Mutex::new(file),
+            failed: AtomicBool::new(false),
+        })
+    }
+
+    fn append(&self, rec: &GameRecord) {
+        let result = serde_json::to_string(rec)
+            .map_err(std::io::Error::other)
+            .and_then(|mut line| {
+                line.push('\n');
+                // A poisoned lock only means another writer panicked; the
+                // file itself is still fine to append to.
+                let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+                f.write_all(line.as_bytes())?;
+                f.flush()
+            });
+        if let Err(e) = result {
+            // Said once: a full disk would otherwise flood the log.
+            if !self.failed.swap(true, Ordering::Relaxed) {
+                eprintln!("referee: cannot write {}: {e}", self.path.display());
+            }
+        }
+    }
+}
+
+struct Shared<G> {
+    spec: BotSpec,
+    bot_name: String,
+    cfg: ServeConfig,
+    journal: Option<Journal>,
+    active: AtomicUsize,
+    next_conn: AtomicU64,
+    next_game: AtomicU64,
+    stop: AtomicBool,
+    game: PhantomData<fn() -> G>,
+}
+
+/// A bound server for game `G`, not yet accepting.
+pub struct Server<G: BuiltinBots> {
+    listener: TcpListener,
+    shared: Arc<Shared<G>>,
+}
+
+/// A server running on its own thread; [`ServerHandle::shutdown`] stops it.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    stop: Arc<dyn Fn() + Send + Sync>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ServerHandle {
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting and waits for the accept loop to end. Matches in
+    /// progress finish on their own threads.
+    pub fn shutdown(mut self) {
+        self.stop_now();
+    }
+
+    fn stop_now(&mut self) {
+        (self.stop)();
+        // Wake the blocked accept; if the connect fails the listener is gone.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.stop_now();
+        }
+    }
+}
+
+/// Decrements the active-client count when a connection thread ends, even by
+/// a panic in a bot.
+struct Slot<'a>(&'a AtomicUsize);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl<G: BuiltinBots> Server<G> {
+    /// Listens on `addr` (port 0: any free port) with the server's bot
+    /// `spec`, shown to clients as `bot_name`.
+    pub fn bind(
+        addr: &str,
+        spec: BotSpec,
+        bot_name: &str,
+        cfg: ServeConfig,
+    ) -> anyhow::Result<Self> {
+        cfg.options.validate()?;
+        anyhow::ensure!(cfg.rounds > 0, "--rounds must be at least 1");
+        anyhow::ensure!(cfg.max_clients > 0, "--max-clients must be at least 1");
+        let listener =
+            TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
+        let journal = match &cfg.out {
+            Some(dir) => Some(Journal::open(dir)?),
+            None => None,
+        };
+        Ok(Server {
+            listener,
+            shared: Arc::new(Shared {
+                spec,
+                bot_name: bot_name.to_string(),
+                cfg,
+                journal,
+                active: AtomicUsize::new(0),
+                next_conn: AtomicU64::new(0),
+                next_game: AtomicU64::new(0),
+                stop: AtomicBool::new(false),
+                game: PhantomData,
+            }),
+        })
+    }
+
+    /// The address actually bound (the real port when 0 was asked for).
+    pub fn local_addr(&self) -> anyhow::Result<SocketAddr> {
+        Ok(self.listener.local_addr()?)
+    }
+
+    /// Accepts clients until stopped, each on its own thread.
+    pub fn run(&self) {
+        let shared = &self.shared;
+        for incoming in self.listener.incoming() {
+            if shared.stop.load(Ordering::Acquire) {
+                break;
+            }
+            let stream = match incoming {
+                Ok(s) => s,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait a little
+                    // rather than spin, and keep serving.
+                    eprintln!("referee: accept failed: {e}");
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+            };
+            let Ok(peer) = stream.peer_addr() else {
+                continue;
+            };
+            let max = shared.cfg.max_clients;
+            if shared.active.fetch_add(1, Ordering::AcqRel) >= max {
+                shared.active.fetch_sub(1, Ordering::AcqRel);
+                refuse(
+                    stream,
+                    &format!("error server full: at most {max} clients at once; try again later"),
+                );
+                if !shared.cfg.quiet {
+                    eprintln!("referee: refused {peer}: {max} clients already connected");
+                }
+                continue;
+            }
+            let conn_id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
+            let sh = Arc::clone(shared);
+            let spawned = std::thread::Builder::new()
+                .name(format!("client-{conn_id}"))
+                .spawn(move || {
+                    let _slot = Slot(&sh.active);
+                    serve_client(&sh, stream, peer, conn_id);
+                });
+            if let Err(e) = spawned {
+                // The closure (and its slot) never ran.
+                shared.active.fetch_sub(1, Ordering::AcqRel);
+                eprintln!("referee: cannot start a thread for {peer}: {e}");
+            }
+        }
+    }
+
+    /// Runs the accept loop on a new thread.
+    pub fn spawn(self) -> anyhow::Result<ServerHandle> {
+        let addr = self.local_addr()?;
+        let shared = Arc::clone(&self.shared);
+        let thread = std::thread::Builder::new()
+            .name("accept".into())
+            .spawn(move || self.run())?;
+        Ok(ServerHandle {
+            addr,
+            stop: Arc::new(move || shared.stop.store(true, Ordering::Release)),
+            thread: Some(thread),
+        })
+    }
+}
+
+/// Sends one refusal line and closes; bounded so a refused client cannot hold
+/// up the accept loop.
+fn refuse(stream: TcpStream, line: &str) {
+    let mut stream = stream;
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+    let _ = stream.write_all(format!("{line}\n").as_bytes());
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+}
+
+fn serve_client<G: BuiltinBots>(sh: &Shared<G>, stream: TcpStream, peer: SocketAddr, conn_id: u64) {
+    let cfg = &sh.cfg;
+    // Moves are tiny and latency matters more than packet count.
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let conn = match Conn::new(stream, cfg.max_line) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("referee: {peer}: {e}");
+            return;
+        }
+    };
+    if !cfg.quiet {
+        eprintln!("referee: {peer} connected (client {conn_id})");
+    }
+    let score = match cfg.protocol {
+        Protocol::V1 => play_match(sh, peer, conn_id, V1Remote::new(conn, G::KIND, cfg.time)),
+        Protocol::Text => {
+            let remote = TextRemote::<G>::new(conn, cfg.idle_timeout, &sh.bot_name, &cfg.options);
+            play_match(sh, peer, conn_id, remote)
+        }
+    };
+    if !cfg.quiet {
+        eprintln!(
+            "referee: {peer} done after {} rounds: client {} : server {}",
+            score.rounds(),
+            format_points(score.points()),
+            format_points(score.opponent_points())
+        );
+    }
+}
+
+/// Plays up to `rounds` rounds against `remote`, recording each one, and
+/// returns the client's score.
+fn play_match<G: BuiltinBots, R: Remote<G>>(
+    sh: &Shared<G>,
+    peer: SocketAddr,
+    conn_id: u64,
+    mut remote: R,
+) -> Score {
+    let cfg = &sh.cfg;
+    let mut score = Score::default();
+    remote.greet(cfg.rounds);
+    let client_name = peer.to_string();
+    for round in 0..cfg.rounds {
+        if !remote.is_open() {
+            break;
+        }
+        // Seats alternate: the client moves first in odd rounds (1, 3, ...).
+        let seat = if round % 2 == 0 { Seat::One } else { Seat::Two };
+        let game_seed = seed::derive(cfg.seed, &[conn_id, u64::from(round)]);
+        let start = G::start(&cfg.options);
+        let id = sh.next_game.fetch_add(1, Ordering::Relaxed);
+        let mut setup = GameSetup::new(id, game_seed, start.clone());
+        setup.time = cfg.time;
+        let bot_seed = seed::derive(game_seed, &[u64::from(seat.other().number())]);
+        let mut bot = match sh.spec.instantiate::<G>(bot_seed, &cfg.time) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("referee: the server's bot cannot be made: {e}");
+                break;
+            }
+        };
+        remote.start_round(round + 1, seat, &start);
+        let mut names = [sh.bot_name.clone(), sh.bot_name.clone()];
+        names[seat.index()] = client_name.clone();
+        let bots: [&mut dyn Bot<G>; 2] = match seat {
+            Seat::One => [&mut remote, &mut *bot],
+            Seat::Two => [&mut *bot, &mut remote],
+        };
+        let mut rec = play_game(&setup, bots, names);
+        rec.client = Some(client_name.clone());
+        if let Some(j) = &sh.journal {
+            j.append(&rec);
+        }
+        score.add(BotResult::for_seat(rec.outcome(), seat));
+        remote.after_round(round + 1, &rec, seat, &score);
+    }
+    remote.finish(&score);
+    score
+}
