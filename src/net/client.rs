@@ -73,6 +73,12 @@ pub fn connect(addr: &str, cfg: &ConnectConfig) -> anyhow::Result<ClientReport> 
         .ok_or_else(|| anyhow!("server address '{addr}' resolves to nothing"))?;
     let stream = TcpStream::connect_timeout(&target, Duration::from_secs(10))
         .with_context(|| format!("cannot connect to {addr}"))?;
+    play_stream(stream, cfg)
+}
+
+/// Plays on an already connected stream (for callers that open many
+/// connections first, like the benchmark).
+pub fn play_stream(stream: TcpStream, cfg: &ConnectConfig) -> anyhow::Result<ClientReport> {
     stream.set_nodelay(true)?;
     let mut reader = LineReader::new(stream.try_clone()?, cfg.max_line);
     let writer = BufWriter::new(stream);

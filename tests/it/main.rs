@@ -6,3 +6,4 @@ mod common;
 mod console;
 mod external;
 mod play_notakto;
+mod net;
