@@ -370,3 +370,57 @@ fn play_match<G: BuiltinBots, R: Remote<G>>(
     remote.finish(&score);
     score
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::TicTacToe;
+    use crate::net::{play_stream, ConnectConfig};
+
+    #[test]
+    fn in_process_match_is_recorded_line_by_line_and_shutdown_stops_accepting() {
+        let dir = std::env::temp_dir().join(format!("referee-net-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let spec = BotSpec::resolve::<TicTacToe>("random").unwrap();
+        let cfg = ServeConfig {
+            rounds: 6,
+            protocol: Protocol::V1,
+            out: Some(dir.clone()),
+            quiet: true,
+            seed: 5,
+            ..ServeConfig::default()
+        };
+        let server = Server::<TicTacToe>::bind("127.0.0.1:0", spec, "random", cfg)
+            .unwrap()
+            .spawn()
+            .unwrap();
+        let addr = server.addr();
+        let report = play_stream(
+            TcpStream::connect(addr).unwrap(),
+            &ConnectConfig::new("optimal"),
+        )
+        .unwrap();
+        assert_eq!(report.score.rounds(), 6);
+        assert_eq!(report.score.losses, 0, "optimal never loses");
+        server.shutdown();
+        let text = std::fs::read_to_string(dir.join("games.jsonl")).unwrap();
+        let recs: Vec<GameRecord> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(recs.len(), 6);
+        let ids: Vec<u64> = recs.iter().map(|r| r.id).collect();
+        assert_eq!(ids, [0, 1, 2, 3, 4, 5]);
+        // Distinct seeds per round, and the client named in every record.
+        assert_ne!(recs[0].seed, recs[1].seed);
+        assert!(recs.iter().all(|r| r.client.is_some()));
+        // After shutdown nobody is served any more.
+        let served = TcpStream::connect(addr).ok().and_then(|s| {
+            s.set_read_timeout(Some(Duration::from_millis(500))).ok()?;
+            let mut b = [0u8; 1];
+            std::io::Read::read(&mut &s, &mut b).ok().filter(|&n| n > 0)
+        });
+        assert!(served.is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
