@@ -5,5 +5,5 @@ mod cli;
 mod common;
 mod console;
 mod external;
-mod play_notakto;
 mod net;
+mod play_notakto;

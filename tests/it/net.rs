@@ -443,3 +443,120 @@ fn extra_clients_are_refused_with_a_line() {
     }
     server.assert_alive();
 }
+
+#[test]
+fn notakto_and_uttt_over_v1() {
+    for (game, extra, bot) in [
+        ("notakto", ["--boards", "2"], "optimal"),
+        ("uttt", ["--seed", "4"], "greedy"),
+    ] {
+        let server = Server::start(
+            game,
+            &[
+                &[game, "--bot", "random", "--protocol", "v1", "--rounds", "4"],
+                &extra[..],
+            ]
+            .concat(),
+        );
+        let o = referee()
+            .args(["connect", &server.addr, "--bot", bot, "--game", game])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{game}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains(&format!("4 rounds of {game}: ")), "{out}");
+        assert!(out.contains("Final score: ") && out.contains(&format!("({bot} vs server)")));
+        let recs = server.records();
+        assert_eq!(recs.len(), 4, "{game}");
+        assert!(
+            recs.iter().all(|r| r.game == game && r.forfeit.is_none()),
+            "{recs:?}"
+        );
+        if game == "notakto" {
+            assert!(
+                recs.iter().all(|r| r.start == "........./........."),
+                "{recs:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn uttt_text_session_explains_bad_moves() {
+    let server = Server::start("uttt-text", &["uttt", "--bot", "random", "--rounds", "3"]);
+    let mut c = Client::new(server.connect());
+    let greeting = c.until(&["): "]);
+    assert!(
+        greeting.contains("uttt against the bot 'random', 3 rounds"),
+        "{greeting}"
+    );
+    assert!(
+        greeting.contains("board number and a cell number"),
+        "{greeting}"
+    );
+    c.send("4 4\n");
+    let got = c.until(&["): "]);
+    assert!(
+        got.contains("You play 4 4:") && got.contains("The server plays 4 "),
+        "{got}"
+    );
+    c.send("9 9\n");
+    assert!(c.until(&["): "]).contains("Error: bad uttt move '9 9'"));
+    c.send("4 4\n");
+    let got = c.until(&["): "]);
+    assert!(got.contains("Error: illegal move 4 4"), "{got}");
+    c.send("quit\n");
+    let rest = c.rest();
+    assert!(
+        rest.contains("Round 1 of 3: you lose (you forfeit: crash)"),
+        "{rest}"
+    );
+    assert!(
+        rest.contains("Final score after 1 rounds: you 0 : server 1"),
+        "{rest}"
+    );
+    let recs = server.wait_records(1, |_| true);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(
+        recs[0].forfeit.as_ref().map(|f| f.detail.as_str()),
+        Some("the client quit")
+    );
+}
+
+#[test]
+fn external_bots_on_both_ends() {
+    let server = Server::start(
+        "external",
+        &[
+            "tictactoe",
+            "--bot",
+            "python3 bots/python/random_bot.py",
+            "--protocol",
+            "v1",
+            "--rounds",
+            "4",
+        ],
+    );
+    let o = referee()
+        .args([
+            "connect",
+            &server.addr,
+            "--bot",
+            "bots/python-heuristic.toml",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("4 rounds of tictactoe: "), "{out}");
+    assert!(
+        out.contains("(bots/python-heuristic.toml vs server)"),
+        "{out}"
+    );
+    let recs = server.records();
+    assert_eq!(recs.len(), 4);
+    assert!(recs.iter().all(|r| r.forfeit.is_none()), "{recs:?}");
+    assert!(recs.iter().all(|r| r
+        .players
+        .contains(&"python3 bots/python/random_bot.py".to_string())));
+}
