@@ -91,8 +91,9 @@ fn main() -> anyhow::Result<()> {
     let clients: usize = arg(&args, "--clients", "200").parse()?;
     let rounds: u32 = arg(&args, "--rounds", "50").parse()?;
     let bot = arg(&args, "--bot", "optimal");
-    // `cargo test --benches` runs benches once as a smoke test; keep it tiny.
-    if args.iter().any(|a| a == "--test") {
+    // `cargo bench` passes `--bench`; without it (`cargo test --benches`)
+    // this is only a smoke test, so keep it tiny.
+    if !args.iter().any(|a| a == "--bench") {
         return run(4, 2, &bot);
     }
     run(1, rounds * 4, &bot)?;

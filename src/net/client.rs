@@ -58,7 +58,7 @@ pub struct ClientReport {
     pub score: Score,
     /// Turns the local bot could not answer (answered with [`FORFEIT_REPLY`]).
     pub local_forfeits: u32,
-    /// For every move sent: µs from sending it to the server's next line
+    /// For every move sent: µs from just before writing it to the server's next line
     /// (its reply move or the end of the round), as the client sees it.
     pub latencies_us: Vec<u64>,
 }
@@ -175,10 +175,12 @@ fn session<G: BuiltinBots>(
                         FORFEIT_REPLY.to_string()
                     }
                 };
+                // Timed from before the write: on loopback the write itself
+                // carries the move through the kernel to the server.
+                sent_at = Some(Instant::now());
                 writer.write_all(reply.as_bytes())?;
                 writer.write_all(b"\n")?;
                 writer.flush().context("sending a move to the server")?;
-                sent_at = Some(Instant::now());
             }
             "end" => {
                 let result = match rest.trim() {
