@@ -125,25 +125,26 @@ pub fn mover_wins(pos: &Notakto) -> bool {
     !is_p(position_value(pos))
 }
 
-/// For each board mask and each value `x` of the other boards: how many
-/// single moves on that board leave a P-position (a win for the mover).
-fn winning_cells_table() -> &'static [[u8; ELEMENTS]; 512] {
-    static TABLE: OnceLock<Box<[[u8; ELEMENTS]; 512]>> = OnceLock::new();
+/// For each board mask and each value `x` of the other boards: the cells of
+/// that board whose move leaves a P-position (a win for the mover), as a
+/// 9-bit mask; 0 for a dead board.
+fn winning_cells_table() -> &'static [[u16; ELEMENTS]; 512] {
+    static TABLE: OnceLock<Box<[[u16; ELEMENTS]; 512]>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut t = Box::new([[0u8; ELEMENTS]; 512]);
+        let mut t = Box::new([[0u16; ELEMENTS]; 512]);
         for (m, row) in t.iter_mut().enumerate() {
             let m = m as u16;
             if has_line(m) {
                 continue;
             }
-            for (x, count) in row.iter_mut().enumerate() {
+            for (x, cells) in row.iter_mut().enumerate() {
                 let mut empty = FULL & !m;
                 while empty != 0 {
                     let c = empty.trailing_zeros();
                     empty &= empty - 1;
                     let v = VALUE[(m | 1 << c) as usize];
                     if is_p(MUL[x][v as usize]) {
-                        *count += 1;
+                        *cells |= 1 << c;
                     }
                 }
             }
@@ -172,14 +173,17 @@ fn others_products(pos: &Notakto, out: &mut [u8]) {
 pub fn winning_moves(pos: &Notakto) -> MoveList<NotaktoMove> {
     let mut others = [0u8; 26];
     others_products(pos, &mut others);
-    pos.legal_moves()
-        .into_iter()
-        .filter(|mv| {
-            let b = mv.board() as usize;
-            let m = pos.board(b) | 1 << mv.cell();
-            is_p(MUL[others[b] as usize][VALUE[m as usize] as usize])
-        })
-        .collect()
+    let table = winning_cells_table();
+    let mut list = MoveList::new();
+    // Straight from the table's cell masks: no move generation, no filtering.
+    for (b, (&m, &x)) in pos.boards().iter().zip(others.iter()).enumerate() {
+        let mut cells = table[m as usize][x as usize];
+        while cells != 0 {
+            list.extend(NotaktoMove::new(b as u8, cells.trailing_zeros() as u8));
+            cells &= cells - 1;
+        }
+    }
+    list
 }
 
 /// How many winning replies the opponent has after `mv`.
@@ -231,11 +235,11 @@ impl ReplyCounter {
         let v = VALUE[after as usize] as usize;
         // Replies on the changed board, then on every other board. Dead
         // boards have no cells to play, so their rows are all zero.
-        let mut n = table[after as usize][self.others[b] as usize] as u32;
+        let mut n = table[after as usize][self.others[b] as usize].count_ones();
         for (k, &m) in pos.boards().iter().enumerate() {
             if k != b {
                 let x = MUL[self.excl2[b][k] as usize][v];
-                n += table[m as usize][x as usize] as u32;
+                n += table[m as usize][x as usize].count_ones();
             }
         }
         n
@@ -265,13 +269,15 @@ impl Optimal {
         }
         let moves = pos.legal_moves();
         let forced = moves.iter().all(|&mv| kills_last_board(pos, mv));
+        // One counter for all the moves: its products depend on the position only.
+        let counter = ReplyCounter::new(pos);
         let mut best = MoveList::new();
         let mut fewest = u32::MAX;
         for &mv in moves
             .iter()
             .filter(|&&mv| forced || !kills_last_board(pos, mv))
         {
-            let n = winning_replies(pos, mv);
+            let n = counter.count(pos, mv);
             if n < fewest {
                 fewest = n;
                 best.clear();
@@ -595,9 +601,10 @@ mod tests {
     #[test]
     fn winning_replies_counts_agree_with_move_by_move_check() {
         let mut rng = crate::seed::rng(5);
-        for _ in 0..200 {
-            let mut pos = Notakto::new(3);
-            for _ in 0..4 {
+        for i in 0..400 {
+            // 1 to 5 boards, so the pair products see every shape.
+            let mut pos = Notakto::new(1 + i % 5);
+            for _ in 0..(i % 9) {
                 if let Some(m) = pos.random_move(&mut rng) {
                     pos.play_unchecked(m);
                 }
