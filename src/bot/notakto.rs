@@ -513,27 +513,6 @@ mod tests {
         assert_eq!(seen.count_ones() as usize, ELEMENTS);
     }
 
-    #[test]
-    fn quotient_matches_brute_force_on_random_larger_positions() {
-        use rand::Rng;
-        let mut rng = crate::seed::rng(11);
-        let mut memo = HashMap::new();
-        for _ in 0..120 {
-            let n = rng.random_range(4..=5);
-            let mut pos = Notakto::new(n);
-            // Five fresh boards are slow to search by brute force; start
-            // them further into the game.
-            let plies = rng.random_range(2 * n..4 * n);
-            for _ in 0..plies {
-                match pos.random_move(&mut rng) {
-                    Some(m) => pos.play_unchecked(m),
-                    None => break,
-                }
-            }
-            assert_eq!(mover_wins(&pos), brute(pos.boards(), &mut memo), "{pos}");
-        }
-    }
-
     /// Every line where `seat` is played by any of optimal's choices and the
     /// opponent by every legal move; returns the positions visited.
     fn always_wins(start: Notakto, seat: Seat) -> usize {
