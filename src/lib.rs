@@ -17,3 +17,4 @@ pub mod referee;
 pub mod runner;
 pub mod seed;
 pub mod standings;
+pub mod tournament;

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use crate::bot::{BotSpec, BuiltinBots, TimeControl};
+use crate::bot::{Bot, BotError, BotSpec, BuiltinBots, Params, TimeControl};
 use crate::game::{Game, GameOptions, Seat};
 use crate::record::{Forfeit, ForfeitReason, GameRecord};
 use crate::referee::{play_game, GameSetup};
@@ -71,30 +71,75 @@ pub fn opening<G: Game>(start: &G, plies: usize, opening_seed: u64) -> Vec<G::Mo
     moves
 }
 
+/// How to make one entrant's bot for each game, prepared once per run so
+/// that a built-in's parameters are not parsed again for every game.
+enum Maker {
+    Builtin(String, Params),
+    Other,
+}
+
+impl Maker {
+    fn new(spec: &BotSpec) -> Maker {
+        match spec {
+            BotSpec::Builtin(b) => match Params::parse(&b.name, &b.params) {
+                Ok(p) => Maker::Builtin(b.name.clone(), p),
+                // Bad parameters surface from `instantiate` as a start-up forfeit.
+                Err(_) => Maker::Other,
+            },
+            BotSpec::External(_) => Maker::Other,
+        }
+    }
+
+    fn make<G: BuiltinBots>(
+        &self,
+        spec: &BotSpec,
+        seed: u64,
+        time: &TimeControl,
+    ) -> Result<Box<dyn Bot<G>>, BotError> {
+        match self {
+            Maker::Builtin(name, params) => match G::make_builtin(name, params, seed)? {
+                Some(bot) => Ok(bot),
+                None => spec.instantiate::<G>(seed, time),
+            },
+            Maker::Other => spec.instantiate::<G>(seed, time),
+        }
+    }
+}
+
 /// Plays one scheduled game.
 pub fn play_pairing<G: BuiltinBots>(
     entrants: &[Entrant],
     cfg: &RunConfig,
     p: &Pairing,
 ) -> GameRecord {
+    let makers: Vec<Maker> = entrants.iter().map(|e| Maker::new(&e.spec)).collect();
+    play_prepared::<G>(entrants, &makers, cfg, p)
+}
+
+fn play_prepared<G: BuiltinBots>(
+    entrants: &[Entrant],
+    makers: &[Maker],
+    cfg: &RunConfig,
+    p: &Pairing,
+) -> GameRecord {
     let start = G::start(&cfg.options);
     let mut setup = GameSetup::new(p.id, p.seed, start.clone());
     setup.time = cfg.time;
-    setup.opening = opening(&start, cfg.random_plies, p.opening_seed);
-    let names = p.players.map(|i| entrants[i].name.clone());
-    let mut made = Vec::with_capacity(2);
-    for seat in Seat::BOTH {
-        let e = &entrants[p.players[seat.index()]];
-        let bot_seed = seed::derive(p.seed, &[seat.number() as u64]);
-        made.push(e.spec.instantiate::<G>(bot_seed, &cfg.time));
+    if cfg.random_plies > 0 {
+        setup.opening = opening(&start, cfg.random_plies, p.opening_seed);
     }
-    let mut it = made.into_iter();
-    match (it.next(), it.next()) {
-        (Some(Ok(mut a)), Some(Ok(mut b))) => play_game(&setup, [&mut a, &mut b], names),
+    let names = p.players.map(|i| entrants[i].name.clone());
+    let make = |seat: Seat| {
+        let i = p.players[seat.index()];
+        let bot_seed = seed::derive(p.seed, &[seat.number() as u64]);
+        makers[i].make::<G>(&entrants[i].spec, bot_seed, &cfg.time)
+    };
+    match (make(Seat::One), make(Seat::Two)) {
+        (Ok(mut a), Ok(mut b)) => play_game(&setup, [&mut a, &mut b], names),
         (first, _) => {
             // A bot that cannot even be made forfeits by start-up; the game is
             // still recorded so that nothing is silently dropped.
-            let seat = if matches!(first, Some(Ok(_))) { 2 } else { 1 };
+            let seat = if first.is_ok() { 2 } else { 1 };
             let mut f = Forfeit::new(ForfeitReason::Startup, "the bot could not be created");
             f.seat = seat;
             f.move_number = setup.opening.len() + 1;
@@ -128,29 +173,70 @@ pub fn run_games<G: BuiltinBots>(
     jobs: usize,
     mut on_done: impl FnMut(&GameRecord),
 ) -> Vec<GameRecord> {
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<GameRecord>();
     let mut records = Vec::with_capacity(pairings.len());
+    run_games_with::<G, _>(
+        entrants,
+        cfg,
+        pairings,
+        jobs,
+        |r| r,
+        |event| {
+            if let RunEvent::Done(r) = event {
+                on_done(&r);
+                records.push(r);
+            }
+        },
+    );
+    records.sort_by_key(|r| r.id);
+    records
+}
+
+/// What the calling thread of [`run_games_with`] is told.
+pub enum RunEvent<T> {
+    /// A game finished; its record went through `work`.
+    Done(T),
+    /// No finished game is waiting: the moment to flush output, so that
+    /// writes are batched without ever holding back a finished game.
+    Idle,
+}
+
+/// Plays every pairing on `jobs` threads. Each finished record goes through
+/// `work` on the worker thread that played it (for costly per-game work
+/// such as serialising), then to `on_event` on the calling thread, in
+/// finishing order.
+pub fn run_games_with<G: BuiltinBots, T: Send>(
+    entrants: &[Entrant],
+    cfg: &RunConfig,
+    pairings: &[Pairing],
+    jobs: usize,
+    work: impl Fn(GameRecord) -> T + Sync,
+    mut on_event: impl FnMut(RunEvent<T>),
+) {
+    let next = AtomicUsize::new(0);
+    let makers: Vec<Maker> = entrants.iter().map(|e| Maker::new(&e.spec)).collect();
+    let (tx, rx) = mpsc::channel::<T>();
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1).min(pairings.len().max(1)) {
             let tx = tx.clone();
-            let next = &next;
+            let (next, makers, work) = (&next, &makers, &work);
             s.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(p) = pairings.get(i) else { break };
-                if tx.send(play_pairing::<G>(entrants, cfg, p)).is_err() {
+                let rec = play_prepared::<G>(entrants, makers, cfg, p);
+                if tx.send(work(rec)).is_err() {
                     break;
                 }
             });
         }
         drop(tx);
-        for rec in rx {
-            on_done(&rec);
-            records.push(rec);
+        while let Ok(first) = rx.recv() {
+            on_event(RunEvent::Done(first));
+            while let Ok(more) = rx.try_recv() {
+                on_event(RunEvent::Done(more));
+            }
+            on_event(RunEvent::Idle);
         }
     });
-    records.sort_by_key(|r| r.id);
-    records
 }
 
 /// The default number of worker threads: the number of cores.

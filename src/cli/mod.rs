@@ -16,6 +16,7 @@ pub mod judge;
 pub mod match_cmd;
 pub mod play;
 pub mod serve;
+pub mod tournament;
 
 /// referee: play, judge and run tournaments of tic-tac-toe, Notakto and
 /// Ultimate tic-tac-toe bots.
@@ -38,6 +39,10 @@ pub enum Command {
     Match(match_cmd::MatchArgs),
     /// List the built-in bots of every game with their parameters.
     Bots(bots::BotsArgs),
+    /// Run a tournament from a TOML file (docs/tournaments.md).
+    Tournament(tournament::TournamentArgs),
+    /// Combine the output folders of a sharded tournament.
+    Merge(tournament::MergeArgs),
     /// Compliance self-test of an external bot: positions in both seats, timing.
     Check(check::CheckArgs),
     /// Check a console game program's transcripts against `referee play`.
@@ -103,6 +108,8 @@ pub fn main() -> ExitCode {
         Command::Judge(a) => judge::run(a),
         Command::Match(a) => match_cmd::run(a),
         Command::Bots(a) => bots::run(a),
+        Command::Tournament(a) => tournament::run(a),
+        Command::Merge(a) => tournament::merge(a),
         Command::Check(a) => check::run(a),
         Command::CheckConsole(a) => check_console::run(a),
         Command::Serve(a) => serve::run(a),

@@ -1,0 +1,147 @@
+//! `referee tournament` and `referee merge`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::bot::BuiltinBots;
+use crate::tournament::{self, schedule::parse_shard, RunOptions, TournamentFile};
+use crate::with_game;
+
+/// Arguments of `referee tournament`.
+#[derive(Args, Debug)]
+pub struct TournamentArgs {
+    /// The tournament file (docs/tournaments.md).
+    file: PathBuf,
+    /// Games played at once (default: the number of cores). Keep it at or
+    /// below the number of cores with timed external bots.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Folder for games.jsonl, tournament.toml, standings.json and standings.csv.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Seed (overrides the file's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Continue the run in --out: play only the games missing from games.jsonl.
+    #[arg(long)]
+    resume: bool,
+    /// Play only slice K of N of the schedule (combine with `referee merge`).
+    #[arg(long, value_parser = parse_shard)]
+    shard: Option<(u64, u64)>,
+    /// Print the standings as JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `referee merge`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Output folders of the shards.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Folder for the merged games.jsonl and standings.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print the standings as JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs a tournament.
+pub fn run(args: TournamentArgs) -> anyhow::Result<ExitCode> {
+    let file = TournamentFile::load(&args.file, args.seed)?;
+    let kind = file.game;
+    with_game!(kind, G => run_game::<G>(file, &args))
+}
+
+fn run_game<G: BuiltinBots>(
+    file: TournamentFile,
+    args: &TournamentArgs,
+) -> anyhow::Result<ExitCode> {
+    let t = file.resolve::<G>()?;
+    let cores = crate::runner::default_jobs();
+    let jobs = args.jobs.unwrap_or(cores);
+    if jobs == 0 {
+        anyhow::bail!("--jobs must be at least 1");
+    }
+    if jobs > cores && t.has_external() {
+        eprintln!(
+            "referee: warning: --jobs {jobs} is more than the {cores} cores; timed external bots \
+             will share cores and may forfeit by timeout (see docs/tournaments.md)"
+        );
+    }
+    let opts = RunOptions {
+        jobs,
+        out: args.out.clone(),
+        resume: args.resume,
+        shard: args.shard,
+        progress: true,
+    };
+    let r = tournament::run::<G>(&t, &opts)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&r.summary.to_json())?);
+    } else {
+        print!("{}", r.summary.tables());
+        let secs = r.elapsed.as_secs_f64();
+        println!(
+            "Played {} games in {secs:.2} s ({:.0} games/s){}{}",
+            r.played,
+            if secs > 0.0 {
+                r.played as f64 / secs
+            } else {
+                0.0
+            },
+            if r.resumed > 0 {
+                format!("; {} resumed from before", r.resumed)
+            } else {
+                String::new()
+            },
+            match args.shard {
+                Some((k, n)) => format!("; shard {k}/{n}"),
+                None => String::new(),
+            }
+        );
+        if let Some(dir) = &args.out {
+            println!("Results in {}", dir.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Merges shard folders.
+pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let (config, records, summary) = tournament::merge(&args.dirs)?;
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let games = dir.join(tournament::results::GAMES);
+        if std::fs::metadata(&games)
+            .map(|m| m.len() > 0)
+            .unwrap_or(false)
+        {
+            anyhow::bail!(
+                "{} already holds games; choose another --out",
+                games.display()
+            );
+        }
+        let mut text = Vec::new();
+        for r in &records {
+            serde_json::to_writer(&mut text, r)?;
+            text.push(b'\n');
+        }
+        std::fs::write(&games, text).with_context(|| format!("writing {}", games.display()))?;
+        std::fs::write(
+            dir.join(tournament::results::CONFIG),
+            toml::to_string(&config)?,
+        )?;
+        tournament::write_standings(dir, &summary)?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary.to_json())?);
+    } else {
+        print!("{}", summary.tables());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,532 @@
+//! The tournament file: TOML read into a raw form that keeps every value's
+//! place in the file, then checked and resolved into a [`Tournament`] before
+//! any game starts. Every error names `file:line:column` and the key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::bot::spec::{BotManifest, CommandText, ExternalKind, ResourceLimits};
+use crate::bot::{BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
+use crate::game::{GameKind, GameOptions};
+use crate::runner::{Entrant, RunConfig};
+
+use super::schedule::{Format, Schedule};
+
+/// A configuration error, already worded as `file:line:column: key: what`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// The file as written, with the place of every value that can be wrong.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    game: Spanned<String>,
+    #[serde(default)]
+    boards: Option<Spanned<i64>>,
+    #[serde(default)]
+    format: Option<Spanned<String>>,
+    #[serde(default)]
+    challengers: Vec<Spanned<String>>,
+    #[serde(default)]
+    games_per_pairing: Option<Spanned<i64>>,
+    #[serde(default)]
+    random_plies: Option<Spanned<i64>>,
+    #[serde(default)]
+    time_ms: Option<Spanned<i64>>,
+    #[serde(default)]
+    startup_ms: Option<Spanned<i64>>,
+    #[serde(default)]
+    seed: Option<Spanned<i64>>,
+    #[serde(default)]
+    bots: Vec<Spanned<RawBot>>,
+}
+
+/// One `[[bots]]` table as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBot {
+    #[serde(default)]
+    name: Option<Spanned<String>>,
+    #[serde(default)]
+    builtin: Option<Spanned<String>>,
+    #[serde(default)]
+    command: Option<Spanned<CommandText>>,
+    #[serde(default)]
+    manifest: Option<Spanned<String>>,
+    #[serde(default)]
+    cwd: Option<Spanned<PathBuf>>,
+    #[serde(default)]
+    env: Option<Spanned<BTreeMap<String, String>>>,
+    #[serde(default)]
+    games: Option<Spanned<Vec<GameKind>>>,
+    #[serde(default)]
+    description: Option<Spanned<String>>,
+    #[serde(default)]
+    kind: Option<Spanned<ExternalKind>>,
+    #[serde(default)]
+    limits: Option<Spanned<ResourceLimits>>,
+}
+
+/// How one bot entry names its bot, before it is resolved for a game.
+#[derive(Clone, Debug)]
+enum BotSource {
+    Builtin(Spanned<String>),
+    Command(Box<BotManifest>),
+    Manifest(Spanned<String>),
+}
+
+/// A bot entry whose shape is checked but not yet resolved.
+#[derive(Clone, Debug)]
+struct BotEntry {
+    name: Spanned<String>,
+    source: BotSource,
+    span: std::ops::Range<usize>,
+}
+
+/// A tournament file checked for everything that does not depend on the
+/// game's bots: keys, values, names, the schedule's shape.
+#[derive(Clone, Debug)]
+pub struct TournamentFile {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
+    /// The game.
+    pub game: GameKind,
+    /// Game options (`boards`).
+    pub options: GameOptions,
+    /// The schedule's shape and seed.
+    pub schedule: Schedule,
+    /// Random plies shared by both games of a pair.
+    pub random_plies: usize,
+    /// Time control for external bots.
+    pub time: TimeControl,
+    /// Bot names in file order.
+    pub names: Vec<String>,
+    bots: Vec<BotEntry>,
+}
+
+/// A tournament ready to run: the file plus every bot resolved and checked.
+#[derive(Clone, Debug)]
+pub struct Tournament {
+    /// The checked file.
+    pub file: TournamentFile,
+    /// The bots, in file order (schedule indices refer to this list).
+    pub entrants: Vec<Entrant>,
+}
+
+impl Tournament {
+    /// The settings every game shares.
+    pub fn run_config(&self) -> RunConfig {
+        RunConfig {
+            options: self.file.options,
+            time: self.file.time,
+            random_plies: self.file.random_plies,
+        }
+    }
+
+    /// Whether any bot is an external program (whose moves are timed).
+    pub fn has_external(&self) -> bool {
+        self.entrants.iter().any(|e| !e.spec.is_in_process())
+    }
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+impl TournamentFile {
+    /// Reads and checks a tournament file. `seed` overrides the file's seed.
+    pub fn load(path: &Path, seed: Option<u64>) -> Result<TournamentFile, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+        Self::parse(path, text, seed)
+    }
+
+    /// Checks a tournament file's `text`; `path` is used in messages and to
+    /// resolve relative paths.
+    pub fn parse(
+        path: &Path,
+        text: String,
+        seed: Option<u64>,
+    ) -> Result<TournamentFile, ConfigError> {
+        let at = |offset: usize, key: &str, msg: &str| {
+            let (l, c) = line_col(&text, offset);
+            ConfigError(format!("{}:{l}:{c}: {key}: {msg}", path.display()))
+        };
+        let raw: RawConfig = toml::from_str(&text).map_err(|e| {
+            let (l, c) = line_col(&text, e.span().map_or(0, |s| s.start));
+            ConfigError(format!(
+                "{}:{l}:{c}: {}",
+                path.display(),
+                e.message().trim()
+            ))
+        })?;
+        let game: GameKind = raw
+            .game
+            .get_ref()
+            .parse()
+            .map_err(|e: crate::game::ParseError| {
+                at(raw.game.span().start, "game", &e.to_string())
+            })?;
+
+        let int = |v: &Option<Spanned<i64>>, key: &str, default: i64, lo: i64, hi: i64| match v {
+            None => Ok(default),
+            Some(s) if (lo..=hi).contains(s.get_ref()) => Ok(*s.get_ref()),
+            Some(s) => Err(at(
+                s.span().start,
+                key,
+                &format!("must be between {lo} and {hi}, got {}", s.get_ref()),
+            )),
+        };
+        let boards = int(&raw.boards, "boards", 3, 1, 26)? as u8;
+        let games_per_pairing = int(&raw.games_per_pairing, "games_per_pairing", 2, 2, 1 << 40)?;
+        if games_per_pairing % 2 != 0 {
+            let s = raw.games_per_pairing.as_ref().map_or(0, |s| s.span().start);
+            return Err(at(
+                s,
+                "games_per_pairing",
+                &format!(
+                    "must be even (each opening is played twice, seats swapped), got {games_per_pairing}"
+                ),
+            ));
+        }
+        let random_plies = int(&raw.random_plies, "random_plies", 0, 0, 80)? as usize;
+        let time_ms = int(&raw.time_ms, "time_ms", 1000, 1, 3_600_000)? as u64;
+        let startup_ms = int(&raw.startup_ms, "startup_ms", 2000, 0, 3_600_000)? as u64;
+        let file_seed = int(&raw.seed, "seed", 1, 0, i64::MAX)? as u64;
+
+        let mut bots = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for (i, b) in raw.bots.iter().enumerate() {
+            let key = format!("bots[{i}]");
+            let span = b.span();
+            let b = b.get_ref();
+            let given = [
+                b.builtin.is_some(),
+                b.command.is_some(),
+                b.manifest.is_some(),
+            ];
+            if given.iter().filter(|&&g| g).count() != 1 {
+                return Err(at(
+                    span.start,
+                    &key,
+                    "give exactly one of `builtin`, `command` or `manifest`",
+                ));
+            }
+            if b.command.is_none() {
+                let extra = [
+                    ("cwd", b.cwd.as_ref().map(|s| s.span().start)),
+                    ("env", b.env.as_ref().map(|s| s.span().start)),
+                    ("games", b.games.as_ref().map(|s| s.span().start)),
+                    (
+                        "description",
+                        b.description.as_ref().map(|s| s.span().start),
+                    ),
+                    ("kind", b.kind.as_ref().map(|s| s.span().start)),
+                    ("limits", b.limits.as_ref().map(|s| s.span().start)),
+                ];
+                if let Some((k, Some(pos))) = extra.iter().find(|(_, p)| p.is_some()) {
+                    return Err(at(
+                        *pos,
+                        &format!("{key}.{k}"),
+                        "only a `command` bot takes this key",
+                    ));
+                }
+            }
+            let Some(name) = b.name.clone() else {
+                return Err(at(span.start, &key, "missing `name`"));
+            };
+            if name.get_ref().trim().is_empty() || name.get_ref().contains(['\n', '\r', ',']) {
+                return Err(at(
+                    name.span().start,
+                    &format!("{key}.name"),
+                    "a name must be non-empty, on one line, without commas",
+                ));
+            }
+            if names.contains(name.get_ref()) {
+                return Err(at(
+                    name.span().start,
+                    &format!("{key}.name"),
+                    &format!("duplicate bot name '{}'", name.get_ref()),
+                ));
+            }
+            names.push(name.get_ref().clone());
+            let source = if let Some(s) = &b.builtin {
+                BotSource::Builtin(s.clone())
+            } else if let Some(m) = &b.manifest {
+                BotSource::Manifest(m.clone())
+            } else if let Some(c) = &b.command {
+                BotSource::Command(Box::new(BotManifest {
+                    name: name.get_ref().clone(),
+                    command: c.get_ref().clone(),
+                    cwd: b.cwd.as_ref().map(|s| s.get_ref().clone()),
+                    env: b
+                        .env
+                        .as_ref()
+                        .map(|s| s.get_ref().clone())
+                        .unwrap_or_default(),
+                    games: b
+                        .games
+                        .as_ref()
+                        .map(|s| s.get_ref().clone())
+                        .unwrap_or_default(),
+                    description: b
+                        .description
+                        .as_ref()
+                        .map(|s| s.get_ref().clone())
+                        .unwrap_or_default(),
+                    kind: b.kind.as_ref().map(|s| *s.get_ref()).unwrap_or_default(),
+                    limits: b.limits.as_ref().map(|s| *s.get_ref()).unwrap_or_default(),
+                }))
+            } else {
+                unreachable!("exactly one source was checked above")
+            };
+            bots.push(BotEntry { name, source, span });
+        }
+        if bots.len() < 2 {
+            return Err(at(
+                text.len(),
+                "bots",
+                &format!("a tournament needs at least 2 bots, got {}", bots.len()),
+            ));
+        }
+
+        let format_name = raw
+            .format
+            .as_ref()
+            .map_or("round-robin", |f| f.get_ref().as_str());
+        let format = match format_name {
+            "round-robin" => {
+                if let Some(c) = raw.challengers.first() {
+                    return Err(at(
+                        c.span().start,
+                        "challengers",
+                        "only a gauntlet has challengers",
+                    ));
+                }
+                Format::RoundRobin
+            }
+            "gauntlet" => {
+                let mut idx = Vec::new();
+                for c in &raw.challengers {
+                    match names.iter().position(|n| n == c.get_ref()) {
+                        Some(i) if !idx.contains(&i) => idx.push(i),
+                        Some(_) => {
+                            return Err(at(
+                                c.span().start,
+                                "challengers",
+                                &format!("'{}' is listed twice", c.get_ref()),
+                            ))
+                        }
+                        None => {
+                            return Err(at(
+                                c.span().start,
+                                "challengers",
+                                &format!("no bot is named '{}'", c.get_ref()),
+                            ))
+                        }
+                    }
+                }
+                if idx.is_empty() || idx.len() == names.len() {
+                    let s = raw.format.as_ref().map_or(0, |f| f.span().start);
+                    return Err(at(
+                        s,
+                        "challengers",
+                        "a gauntlet needs at least one challenger and at least one other bot",
+                    ));
+                }
+                Format::Gauntlet(idx)
+            }
+            other => {
+                let s = raw.format.as_ref().map_or(0, |f| f.span().start);
+                return Err(at(
+                    s,
+                    "format",
+                    &format!("unknown format '{other}' (expected \"round-robin\" or \"gauntlet\")"),
+                ));
+            }
+        };
+
+        let options = GameOptions { boards };
+        let schedule = Schedule::new(
+            names.len(),
+            format,
+            games_per_pairing as u64,
+            seed.unwrap_or(file_seed),
+        );
+        Ok(TournamentFile {
+            path: path.to_path_buf(),
+            text,
+            game,
+            options,
+            schedule,
+            random_plies,
+            time: TimeControl {
+                move_ms: time_ms,
+                startup_ms,
+            },
+            names,
+            bots,
+        })
+    }
+
+    /// The file as a TOML table with the effective seed written in: what
+    /// an output folder keeps so that resume and merge can check they
+    /// continue the same tournament.
+    pub fn canonical(&self) -> toml::Table {
+        let mut t: toml::Table = toml::from_str(&self.text).unwrap_or_default();
+        t.insert(
+            "seed".into(),
+            toml::Value::Integer(self.schedule.seed as i64),
+        );
+        t
+    }
+
+    /// Resolves every bot for game `G`; a bot that cannot be made or whose
+    /// program cannot be started is an error naming its place in the file.
+    pub fn resolve<G: BuiltinBots>(self) -> Result<Tournament, ConfigError> {
+        let base = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let at = |offset: usize, key: &str, msg: &str| {
+            let (l, c) = line_col(&self.text, offset);
+            ConfigError(format!("{}:{l}:{c}: {key}: {msg}", self.path.display()))
+        };
+        let mut entrants = Vec::new();
+        for (i, b) in self.bots.iter().enumerate() {
+            let key = format!("bots[{i}]");
+            let spec = match &b.source {
+                BotSource::Builtin(s) => {
+                    let spec = BuiltinSpec::parse(s.get_ref());
+                    if !spec.is_builtin::<G>() {
+                        let names: Vec<_> = G::builtins().iter().map(|b| b.name).collect();
+                        return Err(at(
+                            s.span().start,
+                            &format!("{key}.builtin"),
+                            &format!(
+                                "no built-in bot '{}' for {} (built-ins: {})",
+                                spec.name,
+                                G::KIND,
+                                names.join(", ")
+                            ),
+                        ));
+                    }
+                    spec.make::<G>(0)
+                        .map_err(|e| at(s.span().start, &format!("{key}.builtin"), &e.0))?;
+                    BotSpec::Builtin(spec)
+                }
+                BotSource::Manifest(m) => {
+                    let p = base.join(m.get_ref());
+                    BotSpec::resolve::<G>(&p.to_string_lossy())
+                        .map_err(|e| at(m.span().start, &format!("{key}.manifest"), &e.0))?
+                }
+                BotSource::Command(manifest) => {
+                    BotSpec::from_manifest((**manifest).clone(), &base, G::KIND)
+                        .map_err(|e| at(b.span.start, &format!("{key}.command"), &e.0))?
+                }
+            };
+            entrants.push(Entrant {
+                name: b.name.get_ref().clone(),
+                spec,
+            });
+        }
+        Ok(Tournament {
+            file: self,
+            entrants,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::TicTacToe;
+
+    fn parse(text: &str) -> Result<TournamentFile, ConfigError> {
+        TournamentFile::parse(Path::new("t.toml"), text.to_string(), None)
+    }
+
+    const GOOD: &str = "game = \"tictactoe\"\ngames_per_pairing = 4\n\
+        [[bots]]\nname = \"r\"\nbuiltin = \"random\"\n\
+        [[bots]]\nname = \"g\"\nbuiltin = \"greedy\"\n";
+
+    #[test]
+    fn reads_a_good_file() {
+        let f = parse(GOOD).unwrap();
+        assert_eq!(f.game, GameKind::TicTacToe);
+        assert_eq!(f.names, vec!["r", "g"]);
+        assert_eq!(f.schedule.total(), 4);
+        let t = f.resolve::<TicTacToe>().unwrap();
+        assert_eq!(t.entrants.len(), 2);
+        assert!(!t.has_external());
+    }
+
+    #[test]
+    fn unknown_key_names_line_column_and_key() {
+        let e = parse(&format!("{GOOD}colour = 3\n")).unwrap_err().0;
+        assert!(e.starts_with("t.toml:"), "{e}");
+        assert!(e.contains("colour"), "{e}");
+        let e = parse(&format!(
+            "{GOOD}\n[[bots]]\nname = \"x\"\nbuiltin = \"random\"\nspeed = 1\n"
+        ))
+        .unwrap_err()
+        .0;
+        assert!(e.contains("t.toml:13:1") && e.contains("speed"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_names_and_bad_values_are_placed() {
+        let e = parse(&GOOD.replace("name = \"g\"", "name = \"r\""))
+            .unwrap_err()
+            .0;
+        assert_eq!(e, "t.toml:7:8: bots[1].name: duplicate bot name 'r'");
+        let e = parse(&GOOD.replace("= 4", "= 3")).unwrap_err().0;
+        assert!(
+            e.starts_with("t.toml:2:21: games_per_pairing: must be even"),
+            "{e}"
+        );
+        let e = parse(&GOOD.replace("\"greedy\"", "\"optimal:iters=abc\""))
+            .unwrap()
+            .resolve::<TicTacToe>()
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("t.toml:8:11: bots[1].builtin:"), "{e}");
+        let e = parse(&GOOD.replace("\"greedy\"", "\"nobody\""))
+            .unwrap()
+            .resolve::<TicTacToe>()
+            .unwrap_err()
+            .0;
+        assert!(e.contains("no built-in bot 'nobody'"), "{e}");
+        let e = parse(&GOOD.replace("tictactoe", "chess")).unwrap_err().0;
+        assert!(e.starts_with("t.toml:1:8: game:"), "{e}");
+    }
+
+    #[test]
+    fn a_command_that_cannot_start_is_an_error() {
+        let text = format!("{GOOD}[[bots]]\nname = \"x\"\ncommand = \"./no-such-bot-program\"\n");
+        let e = parse(&text).unwrap().resolve::<TicTacToe>().unwrap_err().0;
+        assert!(
+            e.contains("bots[2].command") && e.contains("cannot start"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn gauntlet_checks_challengers() {
+        let g = format!("format = \"gauntlet\"\nchallengers = [\"zz\"]\n{GOOD}");
+        let e = parse(&g).unwrap_err().0;
+        assert!(e.contains("no bot is named 'zz'"), "{e}");
+        let g = format!("format = \"gauntlet\"\nchallengers = [\"r\"]\n{GOOD}");
+        assert_eq!(parse(&g).unwrap().schedule.total(), 4);
+    }
+}

@@ -1,0 +1,453 @@
+//! Tournaments: a TOML file ([`config`]) becomes a pure schedule
+//! ([`schedule`]) whose games are played in parallel, appended to an output
+//! folder as they finish ([`results`]) and summed up at the end ([`report`]).
+
+pub mod config;
+pub mod report;
+pub mod results;
+pub mod schedule;
+
+use std::collections::HashSet;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+use crate::bot::BuiltinBots;
+use crate::record::GameRecord;
+use crate::runner::{run_games_with, Pairing, RunEvent};
+use crate::standings::Standings;
+
+pub use config::{Tournament, TournamentFile};
+pub use report::Summary;
+
+/// How to run a tournament (everything that is not in its file).
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Games played at once.
+    pub jobs: usize,
+    /// Output folder.
+    pub out: Option<PathBuf>,
+    /// Continue the games in `out`.
+    pub resume: bool,
+    /// Play only shard `K` of `N`.
+    pub shard: Option<(u64, u64)>,
+    /// Show progress on stderr.
+    pub progress: bool,
+}
+
+/// What a run did.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// The results over every game of the run's slice, resumed games included.
+    pub summary: Summary,
+    /// Games played by this process.
+    pub played: u64,
+    /// Games found already played in the output folder.
+    pub resumed: u64,
+    /// Wall time of the games played.
+    pub elapsed: Duration,
+}
+
+/// Checks that a stored game belongs to this schedule at its id.
+fn check_record(t: &Tournament, ids: &std::ops::Range<u64>, r: &GameRecord) -> anyhow::Result<()> {
+    if !ids.contains(&r.id) {
+        bail!(
+            "game {} is not part of this run (ids {}..{})",
+            r.id,
+            ids.start,
+            ids.end
+        );
+    }
+    let p = t.file.schedule.pairing(r.id);
+    let names = p.players.map(|i| t.entrants[i].name.as_str());
+    if r.players[0] != names[0] || r.players[1] != names[1] || r.seed != p.seed {
+        bail!(
+            "game {} has players {:?} and seed {}, but the schedule says {:?} and seed {}",
+            r.id,
+            r.players,
+            r.seed,
+            names,
+            p.seed
+        );
+    }
+    Ok(())
+}
+
+/// Live progress: a bar on a terminal, a plain line every few seconds
+/// otherwise, nothing when disabled.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    plain: bool,
+    total: u64,
+    done: u64,
+    start_done: u64,
+    started: Instant,
+    last_line: Instant,
+}
+
+impl Progress {
+    fn new(enabled: bool, done: u64, total: u64) -> Progress {
+        let terminal = enabled && std::io::stderr().is_terminal();
+        let bar = terminal.then(|| {
+            let b = indicatif::ProgressBar::new(total);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} games  {per_sec}  ETA {eta}",
+            ) {
+                b.set_style(style);
+            }
+            b.set_position(done);
+            b
+        });
+        Progress {
+            bar,
+            plain: enabled && !terminal,
+            total,
+            done,
+            start_done: done,
+            started: Instant::now(),
+            last_line: Instant::now(),
+        }
+    }
+
+    fn inc(&mut self) {
+        self.done += 1;
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        } else if self.plain && self.done.is_multiple_of(64) {
+            if self.last_line.elapsed() >= Duration::from_secs(5) {
+                self.last_line = Instant::now();
+                self.line();
+            }
+        }
+    }
+
+    fn line(&self) {
+        let secs = self.started.elapsed().as_secs_f64().max(1e-9);
+        let rate = (self.done - self.start_done) as f64 / secs;
+        let eta = if rate > 0.0 {
+            format!("{:.0}s", (self.total - self.done) as f64 / rate)
+        } else {
+            "?".into()
+        };
+        eprintln!(
+            "referee: {}/{} games, {rate:.0} games/s, ETA {eta}",
+            self.done, self.total
+        );
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        } else if self.plain {
+            self.line();
+        }
+    }
+}
+
+/// Runs the tournament (or its shard), resuming from and writing to the
+/// output folder when one is given.
+pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<RunReport> {
+    let sched = &t.file.schedule;
+    let ids = match opts.shard {
+        Some((k, n)) => sched.shard(k, n),
+        None => 0..sched.total(),
+    };
+    if opts.resume && opts.out.is_none() {
+        bail!("--resume needs --out DIR (the folder of the run to continue)");
+    }
+    let existing = match &opts.out {
+        Some(dir) => results::prepare(dir, &t.file.canonical(), opts.resume)?,
+        None => Vec::new(),
+    };
+    let mut standings = Standings::with_bots(t.file.names.iter().map(String::as_str));
+    let mut distinct = report::Distinct::default();
+    let mut done = HashSet::with_capacity(existing.len());
+    for r in &existing {
+        check_record(t, &ids, r).with_context(|| {
+            format!(
+                "{} does not match this tournament",
+                opts.out
+                    .as_deref()
+                    .unwrap_or_else(|| ".".as_ref())
+                    .join(results::GAMES)
+                    .display()
+            )
+        })?;
+        if !done.insert(r.id) {
+            bail!("game {} appears twice in the output folder", r.id);
+        }
+        standings.add(r);
+        distinct.add(report::fingerprint::<G>(&r.moves));
+    }
+    let pending: Vec<Pairing> = ids
+        .clone()
+        .filter(|id| !done.contains(id))
+        .map(|id| sched.pairing(id))
+        .collect();
+
+    let mut writer = match &opts.out {
+        Some(dir) => Some(results::GamesWriter::open(dir)?),
+        None => None,
+    };
+    let mut progress = Progress::new(opts.progress, done.len() as u64, ids.end - ids.start);
+    let mut write_error: Option<anyhow::Error> = None;
+    let serialise = writer.is_some();
+    let started = Instant::now();
+    let mut played = 0u64;
+    run_games_with::<G, _>(
+        &t.entrants,
+        &t.run_config(),
+        &pending,
+        opts.jobs,
+        |rec| {
+            // Serialising and fingerprinting on the worker keeps the calling
+            // thread free for writing and counting.
+            let line = if serialise {
+                serde_json::to_vec(&rec).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            let fp = report::fingerprint::<G>(&rec.moves);
+            (rec, line, fp)
+        },
+        |event| match event {
+            RunEvent::Done((rec, line, fp)) => {
+                if let Some(w) = &mut writer {
+                    w.push(&line);
+                }
+                standings.add(&rec);
+                distinct.add(fp);
+                played += 1;
+                progress.inc();
+            }
+            RunEvent::Idle => {
+                if let Some(w) = &mut writer {
+                    if let Err(e) = w.flush() {
+                        write_error.get_or_insert(e);
+                    }
+                }
+            }
+        },
+    );
+    let elapsed = started.elapsed();
+    progress.finish();
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    let summary = Summary {
+        game: G::KIND.name().into(),
+        seed: sched.seed,
+        scheduled: sched.total(),
+        standings,
+        distinct: distinct.count(),
+        names: t.file.names.clone(),
+    };
+    if let Some(dir) = &opts.out {
+        write_standings(dir, &summary)?;
+    }
+    Ok(RunReport {
+        summary,
+        played,
+        resumed: existing.len() as u64,
+        elapsed,
+    })
+}
+
+/// Writes `standings.json` and `standings.csv` into `dir`.
+pub fn write_standings(dir: &std::path::Path, summary: &Summary) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(&summary.to_json())? + "\n";
+    let p = dir.join("standings.json");
+    std::fs::write(&p, json).with_context(|| format!("writing {}", p.display()))?;
+    let p = dir.join("standings.csv");
+    std::fs::write(&p, summary.to_csv()).with_context(|| format!("writing {}", p.display()))?;
+    Ok(())
+}
+
+/// Combines the output folders of the shards of one tournament into the
+/// standings of the whole. Every folder must hold the same configuration,
+/// and together they must hold every game of the schedule exactly once
+/// (a game found in two folders must be the same game).
+pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<(toml::Table, Vec<GameRecord>, Summary)> {
+    let Some(first) = dirs.first() else {
+        bail!("merge needs at least one folder");
+    };
+    let config = results::read_config(first)?;
+    for d in &dirs[1..] {
+        if results::read_config(d)? != config {
+            bail!(
+                "{} and {} hold different tournaments (their {} differ)",
+                first.display(),
+                d.display(),
+                results::CONFIG
+            );
+        }
+    }
+    let text = toml::to_string(&config)?;
+    let file = TournamentFile::parse(&first.join(results::CONFIG), text, None)?;
+    let total = file.schedule.total();
+    let mut by_id: Vec<Option<GameRecord>> = vec![None; total as usize];
+    for d in dirs {
+        for r in results::read_games(d, false)? {
+            let slot = by_id.get_mut(r.id as usize).with_context(|| {
+                format!(
+                    "{}: game {} is beyond the schedule ({total} games)",
+                    d.display(),
+                    r.id
+                )
+            })?;
+            let p = file.schedule.pairing(r.id);
+            if r.players != p.players.map(|i| file.names[i].clone()) || r.seed != p.seed {
+                bail!("{}: game {} does not match the schedule", d.display(), r.id);
+            }
+            match slot {
+                Some(old) if !same_game(old, &r) => {
+                    bail!("game {} differs between folders ({})", r.id, d.display())
+                }
+                Some(_) => {}
+                None => *slot = Some(r),
+            }
+        }
+    }
+    let missing = by_id.iter().filter(|r| r.is_none()).count();
+    if missing > 0 {
+        bail!(
+            "{missing} of {total} games are missing (is a shard unfinished or not listed? finish it with --resume)"
+        );
+    }
+    let records: Vec<GameRecord> = by_id.into_iter().flatten().collect();
+    let kind = file.game;
+    let seed = file.schedule.seed;
+    let summary = crate::with_game!(kind, G => Summary::from_records::<G>(seed, total, &file.names, &records));
+    Ok((config, records, summary))
+}
+
+/// Two records of the same game, ignoring measured times.
+fn same_game(a: &GameRecord, b: &GameRecord) -> bool {
+    a.moves == b.moves && a.winner == b.winner && a.termination == b.termination
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::TicTacToe;
+    use std::path::Path;
+
+    fn tournament(seed: u64) -> Tournament {
+        let text = "game = \"tictactoe\"\ngames_per_pairing = 20\nrandom_plies = 1\n\
+            [[bots]]\nname = \"r\"\nbuiltin = \"random\"\n\
+            [[bots]]\nname = \"g\"\nbuiltin = \"greedy\"\n\
+            [[bots]]\nname = \"o\"\nbuiltin = \"optimal\"\n";
+        TournamentFile::parse(Path::new("t.toml"), text.into(), Some(seed))
+            .unwrap()
+            .resolve::<TicTacToe>()
+            .unwrap()
+    }
+
+    fn tmp(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("referee-tour-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn games_without_times(dir: &Path) -> Vec<GameRecord> {
+        let mut v = results::read_games(dir, false).unwrap();
+        v.sort_by_key(|r| r.id);
+        for r in &mut v {
+            r.times_us.clear();
+        }
+        v
+    }
+
+    fn untimed(s: &Summary) -> serde_json::Value {
+        let mut j = s.to_json();
+        for b in j["bots"].as_array_mut().unwrap() {
+            let o = b.as_object_mut().unwrap();
+            o.remove("avg_move_us");
+            o.remove("max_move_us");
+        }
+        j
+    }
+
+    #[test]
+    fn same_games_at_one_and_two_jobs_and_shards_merge_exactly() {
+        let t = tournament(5);
+        let (d1, d2) = (tmp("j1"), tmp("j2"));
+        let run_in = |dir: &Path, jobs, shard| {
+            run::<TicTacToe>(
+                &t,
+                &RunOptions {
+                    jobs,
+                    out: Some(dir.to_path_buf()),
+                    shard,
+                    ..RunOptions::default()
+                },
+            )
+            .unwrap()
+        };
+        let a = run_in(&d1, 1, None);
+        let b = run_in(&d2, 2, None);
+        assert_eq!(a.played, 60);
+        assert_eq!(games_without_times(&d1), games_without_times(&d2));
+        assert_eq!(untimed(&a.summary), untimed(&b.summary));
+        // A different seed gives different games.
+        let c = run::<TicTacToe>(
+            &tournament(6),
+            &RunOptions {
+                jobs: 2,
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
+        assert_ne!(untimed(&a.summary)["crosstable"], serde_json::Value::Null);
+        assert_ne!(a.summary.standings.pairs, c.summary.standings.pairs);
+
+        let shards: Vec<PathBuf> = (1..=3).map(|k| tmp(&format!("s{k}"))).collect();
+        for (k, d) in shards.iter().enumerate() {
+            run_in(d, 2, Some((k as u64 + 1, 3)));
+        }
+        let (_, records, merged) = merge(&shards).unwrap();
+        assert_eq!(records.len(), 60);
+        assert_eq!(untimed(&merged), untimed(&a.summary));
+        assert!(merge(&shards[..2])
+            .unwrap_err()
+            .to_string()
+            .contains("missing"));
+        for d in shards.iter().chain([&d1, &d2]) {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+
+    #[test]
+    fn resume_plays_only_missing_games() {
+        let t = tournament(9);
+        let d = tmp("resume");
+        let full = run::<TicTacToe>(
+            &t,
+            &RunOptions {
+                jobs: 1,
+                out: Some(d.clone()),
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
+        // Keep the first 25 lines plus a torn one, as a kill would.
+        let p = d.join(results::GAMES);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let mut kept: String = text.lines().take(25).map(|l| format!("{l}\n")).collect();
+        kept.push_str("{\"id\":");
+        std::fs::write(&p, kept).unwrap();
+        let opts = RunOptions {
+            jobs: 2,
+            out: Some(d.clone()),
+            resume: true,
+            ..RunOptions::default()
+        };
+        let again = run::<TicTacToe>(&t, &opts).unwrap();
+        assert_eq!((again.resumed, again.played), (25, 35));
+        assert_eq!(untimed(&again.summary), untimed(&full.summary));
+        assert_eq!(results::read_games(&d, false).unwrap().len(), 60);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
