@@ -7,3 +7,4 @@ mod console;
 mod external;
 mod net;
 mod play_notakto;
+mod tournament;

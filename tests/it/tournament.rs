@@ -1,0 +1,239 @@
+//! `referee tournament` and `referee merge` through the real binary: the
+//! bundled tournaments, errors before any game, kill -9 and resume, shards.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{referee, run, stderr, stdout};
+
+/// A fresh temporary folder for one test, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!("referee-it-tour-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("temp dir");
+        TempDir(d)
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn lines(path: &str) -> usize {
+    std::fs::read_to_string(Path::new(path).join("games.jsonl"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+/// standings.json without the fields that measure time.
+fn standings(dir: &str) -> Value {
+    let text = std::fs::read_to_string(Path::new(dir).join("standings.json")).expect("standings");
+    let mut j: Value = serde_json::from_str(&text).expect("standings is JSON");
+    for b in j["bots"].as_array_mut().expect("bots") {
+        let o = b.as_object_mut().expect("bot");
+        o.remove("avg_move_us");
+        o.remove("max_move_us");
+    }
+    j
+}
+
+#[test]
+fn every_bundled_tournament_runs_to_the_end() {
+    let tmp = TempDir::new("bundled");
+    for name in ["tictactoe", "tictactoe-external", "notakto", "uttt"] {
+        let out = tmp.path(name);
+        let file = format!("tournaments/{name}.toml");
+        let o = run(&["tournament", &file, "--out", &out, "--jobs", "2"]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert!(stdout(&o).contains("Leaderboard"), "{name}");
+        let s = standings(&out);
+        assert_eq!(s["games"], s["scheduled"], "{name}");
+        assert_eq!(
+            lines(&out) as u64,
+            s["games"].as_u64().unwrap_or(0),
+            "{name}"
+        );
+        assert!(
+            std::fs::read_to_string(Path::new(&out).join("standings.csv"))
+                .unwrap_or_default()
+                .starts_with("rank,bot,")
+        );
+    }
+}
+
+#[test]
+fn bad_files_fail_before_any_game_with_file_line_and_column() {
+    let tmp = TempDir::new("bad");
+    let good = "game = \"tictactoe\"\n[[bots]]\nname = \"a\"\nbuiltin = \"random\"\n\
+                [[bots]]\nname = \"b\"\nbuiltin = \"greedy\"\n";
+    let cases = [
+        (format!("{good}rounds = 3\n"), "rounds"),
+        (
+            good.replace("\"b\"", "\"a\""),
+            "t.toml:6:8: bots[1].name: duplicate",
+        ),
+        (
+            good.replace("greedy", "greedy:depth=3"),
+            "t.toml:7:11: bots[1].builtin",
+        ),
+        (
+            format!("{good}[[bots]]\nname = \"c\"\ncommand = \"./not-here\"\n"),
+            "bots[2].command",
+        ),
+        (
+            format!("games_per_pairing = 3\n{good}"),
+            "t.toml:1:21: games_per_pairing",
+        ),
+    ];
+    for (text, want) in cases {
+        let file = tmp.path("t.toml");
+        std::fs::write(&file, &text).expect("write");
+        let out = tmp.path("out");
+        let o = run(&["tournament", &file, "--out", &out]);
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        let e = stderr(&o);
+        assert!(e.contains(want), "wanted '{want}' in: {e}");
+        assert_eq!(lines(&out), 0, "no game may start");
+    }
+}
+
+#[test]
+fn refuses_to_overwrite_games_without_resume() {
+    let tmp = TempDir::new("overwrite");
+    let out = tmp.path("out");
+    let o = run(&["tournament", "tournaments/tictactoe.toml", "--out", &out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = std::fs::read(Path::new(&out).join("games.jsonl")).expect("games");
+    let o = run(&["tournament", "tournaments/tictactoe.toml", "--out", &out]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(Path::new(&out).join("games.jsonl")).expect("games"),
+        before
+    );
+    // A different seed is a different tournament: resuming it is refused.
+    let o = run(&[
+        "tournament",
+        "tournaments/tictactoe.toml",
+        "--out",
+        &out,
+        "--resume",
+        "--seed",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("different tournament"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A tournament slow enough (UTTT engines) to be killed in the middle.
+const SLOW: &str = "game = \"uttt\"\ngames_per_pairing = 40\nrandom_plies = 2\nseed = 3\n\
+    [[bots]]\nname = \"mcts\"\nbuiltin = \"optimal:iters=60\"\n\
+    [[bots]]\nname = \"uct\"\nbuiltin = \"uct:iters=60\"\n\
+    [[bots]]\nname = \"greedy\"\nbuiltin = \"greedy\"\n";
+
+#[test]
+fn kill_9_then_resume_gives_the_uninterrupted_standings() {
+    let tmp = TempDir::new("kill");
+    let file = tmp.path("slow.toml");
+    std::fs::write(&file, SLOW).expect("write");
+    let (full, cut) = (tmp.path("full"), tmp.path("cut"));
+    let o = run(&["tournament", &file, "--out", &full, "--jobs", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let mut child = referee()
+        .args(["tournament", &file, "--out", &cut, "--jobs", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("referee starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while lines(&cut) < 5 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // SIGKILL: no chance to clean up or flush anything.
+    let _ = child.kill();
+    let _ = child.wait();
+    let kept = lines(&cut);
+    assert!((5..120).contains(&kept), "killed after {kept} of 120 games");
+
+    let o = run(&[
+        "tournament",
+        &file,
+        "--out",
+        &cut,
+        "--resume",
+        "--jobs",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("resumed"), "{}", stdout(&o));
+    assert_eq!(lines(&cut), 120);
+    assert_eq!(standings(&cut), standings(&full));
+}
+
+#[test]
+fn shards_merge_into_the_unsharded_standings() {
+    let tmp = TempDir::new("shards");
+    let file = "tournaments/tictactoe.toml";
+    let whole = tmp.path("whole");
+    let o = run(&[
+        "tournament",
+        file,
+        "--out",
+        &whole,
+        "--jobs",
+        "1",
+        "--seed",
+        "11",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut dirs = Vec::new();
+    for k in 1..=3 {
+        let d = tmp.path(&format!("shard{k}"));
+        let shard = format!("{k}/3");
+        let o = run(&[
+            "tournament",
+            file,
+            "--out",
+            &d,
+            "--shard",
+            &shard,
+            "--seed",
+            "11",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        dirs.push(d);
+    }
+    let merged = tmp.path("merged");
+    let mut args = vec!["merge", "--out", &merged];
+    args.extend(dirs.iter().map(String::as_str));
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(standings(&merged), standings(&whole));
+    // --json prints the same standings.
+    let mut args = vec!["merge", "--json"];
+    args.extend(dirs.iter().map(String::as_str));
+    let o = run(&args);
+    let printed: Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
+    assert_eq!(printed["games"], standings(&whole)["games"]);
+    // Two of three shards are not the whole tournament.
+    let o = run(&["merge", &dirs[0], &dirs[1]]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing"), "{}", stderr(&o));
+}
