@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use crate::bot::{Bot, BotError, BotSpec, BuiltinBots, Params, TimeControl};
 use crate::game::{Game, GameOptions, Seat};
@@ -214,30 +215,56 @@ pub fn run_games_with<G: BuiltinBots, T: Send>(
 ) {
     let next = AtomicUsize::new(0);
     let makers: Vec<Maker> = entrants.iter().map(|e| Maker::new(&e.spec)).collect();
-    let (tx, rx) = mpsc::channel::<T>();
+    let (tx, rx) = mpsc::channel::<Vec<T>>();
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1).min(pairings.len().max(1)) {
             let tx = tx.clone();
             let (next, makers, work) = (&next, &makers, &work);
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(p) = pairings.get(i) else { break };
-                let rec = play_prepared::<G>(entrants, makers, cfg, p);
-                if tx.send(work(rec)).is_err() {
-                    break;
+            s.spawn(move || {
+                // Results go out in small batches: one channel message per
+                // game costs more than a short game. A batch is sent after
+                // BATCH_GAMES games or BATCH_WAIT, whichever comes first, so
+                // a finished game never waits long for slower ones.
+                let mut batch = Vec::new();
+                let mut opened = Instant::now();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(p) = pairings.get(i) else { break };
+                    let rec = play_prepared::<G>(entrants, makers, cfg, p);
+                    if batch.is_empty() {
+                        opened = Instant::now();
+                    }
+                    batch.push(work(rec));
+                    if batch.len() >= BATCH_GAMES || opened.elapsed() >= BATCH_WAIT {
+                        if tx.send(std::mem::take(&mut batch)).is_err() {
+                            return;
+                        }
+                    }
+                }
+                if !batch.is_empty() {
+                    let _ = tx.send(batch);
                 }
             });
         }
         drop(tx);
         while let Ok(first) = rx.recv() {
-            on_event(RunEvent::Done(first));
+            for item in first {
+                on_event(RunEvent::Done(item));
+            }
             while let Ok(more) = rx.try_recv() {
-                on_event(RunEvent::Done(more));
+                for item in more {
+                    on_event(RunEvent::Done(item));
+                }
             }
             on_event(RunEvent::Idle);
         }
     });
 }
+
+/// Most games a worker gathers before handing them over.
+const BATCH_GAMES: usize = 256;
+/// Longest a finished game waits on its worker before it is handed over.
+pub const BATCH_WAIT: Duration = Duration::from_millis(2);
 
 /// The default number of worker threads: the number of cores.
 pub fn default_jobs() -> usize {

@@ -115,21 +115,39 @@ impl Standings {
     }
 
     fn entry(&mut self, name: &str) -> &mut BotStats {
-        self.bots
-            .entry(name.to_string())
-            .or_insert_with(|| BotStats {
+        // Look up before inserting: `entry` would allocate the key for every
+        // game, and standings are updated once per game of a tournament.
+        if !self.bots.contains_key(name) {
+            let stats = BotStats {
                 name: name.to_string(),
                 ..BotStats::default()
-            })
+            };
+            self.bots.insert(name.to_string(), stats);
+        }
+        self.bots.get_mut(name).expect("inserted above")
+    }
+
+    fn pair(&mut self, name: &str, opp: &str) -> &mut Wdl {
+        if !self.pairs.contains_key(name) {
+            self.pairs.insert(name.to_string(), BTreeMap::new());
+        }
+        let row = self.pairs.get_mut(name).expect("inserted above");
+        if !row.contains_key(opp) {
+            row.insert(opp.to_string(), Wdl::default());
+        }
+        row.get_mut(opp).expect("inserted above")
     }
 
     /// Counts one finished game.
     pub fn add(&mut self, rec: &GameRecord) {
         self.games += 1;
-        *self
-            .terminations
-            .entry(rec.termination.name().to_string())
-            .or_default() += 1;
+        match self.terminations.get_mut(rec.termination.name()) {
+            Some(n) => *n += 1,
+            None => {
+                self.terminations
+                    .insert(rec.termination.name().to_string(), 1);
+            }
+        }
         // Times alternate between the seats, starting with whoever moved
         // first after the opening.
         let first_mover = if rec.opening.len().is_multiple_of(2) {
@@ -161,12 +179,7 @@ impl Standings {
                     *st.forfeits.entry(f.reason).or_default() += 1;
                 }
             }
-            self.pairs
-                .entry(name.clone())
-                .or_default()
-                .entry(opp.clone())
-                .or_default()
-                .add(pts);
+            self.pair(name, opp).add(pts);
         }
     }
 

@@ -32,23 +32,18 @@ pub fn fingerprint<G: Game>(moves: &[String]) -> u64 {
     fingerprint_moves::<G>(&parsed)
 }
 
-/// [`fingerprint`] of parsed moves.
+/// [`fingerprint`] of parsed moves. Hashes the moves themselves rather than
+/// their text: it runs once per game, and formatting every move under every
+/// symmetry cost more than playing the game.
 pub fn fingerprint_moves<G: Game>(moves: &[G::Move]) -> u64 {
-    struct HashWriter(DefaultHasher);
-    impl std::fmt::Write for HashWriter {
-        fn write_str(&mut self, s: &str) -> std::fmt::Result {
-            self.0.write(s.as_bytes());
-            Ok(())
-        }
-    }
     (0..G::symmetry_count())
         .map(|k| {
-            let mut h = HashWriter(DefaultHasher::new());
+            let mut h = DefaultHasher::new();
+            moves.len().hash(&mut h);
             for &m in moves {
-                // Writing to a hasher cannot fail.
-                let _ = write!(h, "{} ", G::map_move(m, k));
+                G::map_move(m, k).hash(&mut h);
             }
-            h.0.finish()
+            h.finish()
         })
         .min()
         .unwrap_or(0)
