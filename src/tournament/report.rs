@@ -32,13 +32,39 @@ pub fn fingerprint<G: Game>(moves: &[String]) -> u64 {
     fingerprint_moves::<G>(&parsed)
 }
 
+/// A small fast hasher for fingerprints (multiply-rotate per word, then a
+/// SplitMix64 finish): SipHash's resistance to chosen inputs buys nothing
+/// here and cost more than playing a tic-tac-toe game.
+#[derive(Default)]
+struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(x as u64);
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7cc1_b727_220a_95);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    fn finish(&self) -> u64 {
+        crate::seed::splitmix64(self.0)
+    }
+}
+
 /// [`fingerprint`] of parsed moves. Hashes the moves themselves rather than
 /// their text: it runs once per game, and formatting every move under every
 /// symmetry cost more than playing the game.
 pub fn fingerprint_moves<G: Game>(moves: &[G::Move]) -> u64 {
     (0..G::symmetry_count())
         .map(|k| {
-            let mut h = DefaultHasher::new();
+            let mut h = MixHasher::default();
             moves.len().hash(&mut h);
             for &m in moves {
                 G::map_move(m, k).hash(&mut h);
