@@ -235,10 +235,9 @@ pub fn run_games_with<G: BuiltinBots, T: Send>(
                         opened = Instant::now();
                     }
                     batch.push(work(rec));
-                    if batch.len() >= BATCH_GAMES || opened.elapsed() >= BATCH_WAIT {
-                        if tx.send(std::mem::take(&mut batch)).is_err() {
-                            return;
-                        }
+                    let full = batch.len() >= BATCH_GAMES || opened.elapsed() >= BATCH_WAIT;
+                    if full && tx.send(std::mem::take(&mut batch)).is_err() {
+                        return;
                     }
                 }
                 if !batch.is_empty() {

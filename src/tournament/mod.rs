@@ -115,11 +115,12 @@ impl Progress {
         self.done += 1;
         if let Some(b) = &self.bar {
             b.inc(1);
-        } else if self.plain && self.done.is_multiple_of(64) {
-            if self.last_line.elapsed() >= Duration::from_secs(5) {
-                self.last_line = Instant::now();
-                self.line();
-            }
+        } else if self.plain
+            && self.done.is_multiple_of(64)
+            && self.last_line.elapsed() >= Duration::from_secs(5)
+        {
+            self.last_line = Instant::now();
+            self.line();
         }
     }
 

@@ -67,7 +67,7 @@ impl Schedule {
         let n = self.pairs.len() as u64;
         let couple = id / 2;
         let pair = self.pairs[(couple % n) as usize];
-        let players = if id % 2 == 0 {
+        let players = if id.is_multiple_of(2) {
             pair
         } else {
             [pair[1], pair[0]]
@@ -140,7 +140,7 @@ mod tests {
             let mut all = Vec::new();
             for k in 1..=n {
                 let r = s.shard(k, n);
-                assert!(r.start % 2 == 0 && r.end % 2 == 0);
+                assert!(r.start.is_multiple_of(2) && r.end.is_multiple_of(2));
                 all.extend(r);
             }
             assert_eq!(all, (0..s.total()).collect::<Vec<_>>());
