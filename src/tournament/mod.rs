@@ -205,11 +205,13 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
         |rec| {
             // Serialising and fingerprinting on the worker keeps the calling
             // thread free for writing and counting.
-            let line = if serialise {
-                serde_json::to_vec(&rec).unwrap_or_default()
-            } else {
-                Vec::new()
-            };
+            let mut line = Vec::new();
+            if serialise {
+                // Sized for a typical line so the buffer is not regrown while
+                // serialising; a record always serialises (plain data).
+                line.reserve(64 + 48 * rec.moves.len() + rec.final_position.len() * 2);
+                let _ = serde_json::to_writer(&mut line, &rec);
+            }
             let fp = report::fingerprint::<G>(&rec.moves);
             (rec, line, fp)
         },
