@@ -2,8 +2,8 @@
 //! on tic-tac-toe, written to games.jsonl, at 1 and 2 jobs. Prints games per
 //! wall-clock second and games per CPU second of the whole process (every
 //! thread: workers, writer, standings), the "per core" figure; the target is
-//! >= 200,000 games per core-second. CPU time is the figure to trust on a
-//! shared machine, where wall time also measures the other tenants.
+//! at least 200,000 games per core-second. CPU time is the figure to trust on
+//! a shared machine, where wall time also measures the other tenants.
 //!
 //! `cargo bench --bench tournament` (optionally `-- GAMES`, default 400000).
 
