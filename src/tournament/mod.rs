@@ -93,9 +93,14 @@ impl Progress {
         let bar = terminal.then(|| {
             let b = indicatif::ProgressBar::new(total);
             if let Ok(style) = indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} games  {per_sec}  ETA {eta}",
+                "{bar:40} {pos}/{len} games  {rate}  ETA {eta}",
             ) {
-                b.set_style(style);
+                b.set_style(style.with_key(
+                    "rate",
+                    |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{:.0} games/s", s.per_sec());
+                    },
+                ));
             }
             b.set_position(done);
             b
