@@ -49,6 +49,20 @@ fn standings(dir: &str) -> Value {
     j
 }
 
+/// games.jsonl in id order, without the measured times.
+fn games_without_times(dir: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(Path::new(dir).join("games.jsonl")).expect("games");
+    let mut v: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    v.sort_by_key(|g| g["id"].as_u64());
+    for g in &mut v {
+        g["times_us"] = Value::Null;
+    }
+    v
+}
+
 #[test]
 fn every_bundled_tournament_runs_to_the_end() {
     let tmp = TempDir::new("bundled");
@@ -188,7 +202,7 @@ fn kill_9_then_resume_gives_the_uninterrupted_standings() {
 }
 
 #[test]
-fn shards_merge_into_the_unsharded_standings() {
+fn same_games_at_any_jobs_and_shards_merge_into_the_unsharded_standings() {
     let tmp = TempDir::new("shards");
     let file = "tournaments/tictactoe.toml";
     let whole = tmp.path("whole");
@@ -203,6 +217,21 @@ fn shards_merge_into_the_unsharded_standings() {
         "11",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The same games at any job count.
+    let two = tmp.path("two");
+    let o = run(&[
+        "tournament",
+        file,
+        "--out",
+        &two,
+        "--jobs",
+        "2",
+        "--seed",
+        "11",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(standings(&two), standings(&whole));
+    assert_eq!(games_without_times(&two), games_without_times(&whole));
     let mut dirs = Vec::new();
     for k in 1..=3 {
         let d = tmp.path(&format!("shard{k}"));
