@@ -170,6 +170,7 @@ mod tests {
             termination: Termination::Normal,
             forfeit: None,
             final_position: String::new(),
+            client: None,
         }
     }
 
