@@ -14,6 +14,7 @@ pub mod game;
 pub mod net;
 pub mod record;
 pub mod referee;
+pub mod report;
 pub mod runner;
 pub mod seed;
 pub mod standings;

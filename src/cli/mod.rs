@@ -15,6 +15,7 @@ pub mod connect;
 pub mod judge;
 pub mod match_cmd;
 pub mod play;
+pub mod report;
 pub mod serve;
 pub mod tournament;
 
@@ -43,6 +44,8 @@ pub enum Command {
     Tournament(tournament::TournamentArgs),
     /// Combine the output folders of a sharded tournament.
     Merge(tournament::MergeArgs),
+    /// Write one self-contained HTML page (standings, charts, replays) for a run directory.
+    Report(report::ReportArgs),
     /// Compliance self-test of an external bot: positions in both seats, timing.
     Check(check::CheckArgs),
     /// Check a console game program's transcripts against `referee play`.
@@ -110,6 +113,7 @@ pub fn main() -> ExitCode {
         Command::Bots(a) => bots::run(a),
         Command::Tournament(a) => tournament::run(a),
         Command::Merge(a) => tournament::merge(a),
+        Command::Report(a) => report::run(a),
         Command::Check(a) => check::run(a),
         Command::CheckConsole(a) => check_console::run(a),
         Command::Serve(a) => serve::run(a),

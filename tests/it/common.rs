@@ -47,3 +47,105 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Plays `games` games of `G` between built-in bots (round robin over
+/// `bots`, seats alternating) with real game records, ids from `first_id`.
+pub fn builtin_records<G: referee::bot::BuiltinBots>(
+    bots: &[&str],
+    games: u64,
+    first_id: u64,
+    seed: u64,
+) -> Vec<referee::record::GameRecord> {
+    use referee::bot::spec::BotSpec;
+    use referee::runner::{run_games, Entrant, Pairing, RunConfig};
+    let entrants: Vec<Entrant> = bots
+        .iter()
+        .map(|b| Entrant {
+            name: b.to_string(),
+            spec: BotSpec::resolve::<G>(b).expect("built-in bot"),
+        })
+        .collect();
+    let cfg = RunConfig {
+        options: referee::game::GameOptions::default(),
+        time: referee::bot::TimeControl::default(),
+        random_plies: 0,
+    };
+    let n = bots.len();
+    let mut pairs = Vec::new();
+    for a in 0..n {
+        for b in 0..n {
+            if a != b {
+                pairs.push([a, b]);
+            }
+        }
+    }
+    let pairings: Vec<Pairing> = (0..games)
+        .map(|i| Pairing {
+            id: first_id + i,
+            players: pairs[i as usize % pairs.len()],
+            seed: referee::seed::derive(seed, &[i]),
+            opening_seed: referee::seed::derive(seed, &[i, 1]),
+        })
+        .collect();
+    let mut recs = run_games::<G>(&entrants, &cfg, &pairings, 1, |_| {});
+    recs.sort_by_key(|r| r.id);
+    recs
+}
+
+/// Writes records as `dir/games.jsonl`.
+pub fn write_games(dir: &std::path::Path, recs: &[referee::record::GameRecord]) {
+    std::fs::create_dir_all(dir).expect("create run dir");
+    let mut s = String::new();
+    for r in recs {
+        s.push_str(&serde_json::to_string(r).expect("record serialises"));
+        s.push('\n');
+    }
+    std::fs::write(dir.join("games.jsonl"), s).expect("write games.jsonl");
+}
+
+/// Debian's chromium, if installed.
+pub fn chromium() -> Option<PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+/// Runs headless chromium on `url` with `extra` arguments (e.g.
+/// `--dump-dom`), offline and with a throw-away profile, and returns its
+/// output. A watchdog kills it if it hangs, so no process outlives the test.
+pub fn run_chromium(browser: &std::path::Path, profile: &std::path::Path, extra: &[&str], url: &str) -> Output {
+    let child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chromium starts");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if rx.recv_timeout(std::time::Duration::from_secs(60)).is_err() {
+            // Still running after a minute: kill its process group leader.
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+        }
+    });
+    let out = child.wait_with_output().expect("chromium runs");
+    let _ = tx.send(());
+    let _ = watchdog.join();
+    out
+}

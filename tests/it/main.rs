@@ -3,6 +3,7 @@
 
 mod cli;
 mod common;
+mod report;
 mod console;
 mod external;
 mod net;

@@ -1,0 +1,431 @@
+//! The HTML report: one self-contained page (inline CSS, JS and data) built
+//! from a run's game records, with standings, charts, a game list and replays.
+//!
+//! The page draws everything itself from one JSON block ([`ReportData`]); the
+//! Rust side only computes the numbers, so they can be unit-tested here.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use anyhow::Context;
+use serde::Serialize;
+
+use crate::record::GameRecord;
+use crate::standings::{elo_interval, Standings};
+
+const CSS: &str = include_str!("report.css");
+const JS: &str = include_str!("report.js");
+
+/// Most points drawn per bot in the score chart: enough for a smooth line,
+/// few enough that 10,000 games stay small.
+pub const SERIES_POINTS: usize = 400;
+
+/// One leaderboard row.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BotRow {
+    /// Bot name.
+    pub name: String,
+    /// Games played.
+    pub games: u64,
+    /// Wins, draws, losses.
+    pub wdl: [u64; 3],
+    /// Points (win 1, draw 0.5).
+    pub points: f64,
+    /// Elo relative to an even score, with the 95 % interval `[elo, lo, hi]`,
+    /// rounded to whole points.
+    pub elo: [i64; 3],
+    /// Mean move time in µs.
+    pub avg_us: u64,
+    /// Forfeits this bot committed.
+    pub forfeits: u64,
+}
+
+/// A forfeit's details as the page shows them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ForfeitInfo {
+    /// Reason name.
+    pub reason: String,
+    /// Seat (1 or 2) that forfeited.
+    pub seat: u8,
+    /// Ply asked for.
+    pub move_number: usize,
+    /// Measured time in µs.
+    pub time_us: u64,
+    /// Overrun past the limit in µs.
+    pub overrun_us: u64,
+    /// The line received, if any.
+    pub line: Option<String>,
+    /// Exit status, if the bot exited.
+    pub exit_status: Option<String>,
+    /// Last stderr lines.
+    pub stderr_tail: String,
+    /// Human explanation.
+    pub detail: String,
+}
+
+/// One game in the compact list: indexes into the report's tables instead of
+/// repeated strings, moves without inner spaces joined by `,`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GameRow {
+    /// Game id.
+    pub id: u64,
+    /// Index into [`ReportData::kinds`].
+    pub g: usize,
+    /// Indexes into [`ReportData::bots`] for player 1 and player 2.
+    pub p: [usize; 2],
+    /// 1, 2, or 0 for a draw.
+    pub w: u8,
+    /// Index into [`ReportData::terms`].
+    pub t: usize,
+    /// Index into [`ReportData::starts`].
+    pub s: usize,
+    /// Number of opening moves (forced on both bots, untimed).
+    pub o: usize,
+    /// Moves, each with whitespace removed, joined by `,`.
+    pub m: String,
+    /// Move times in µs, one per move after the opening.
+    pub ms: Vec<u64>,
+    /// Forfeit details, when a bot forfeited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub f: Option<ForfeitInfo>,
+}
+
+/// Everything the page shows, computed once from the records.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReportData {
+    /// Page title (the run directory's name).
+    pub title: String,
+    /// Games counted.
+    pub games_total: u64,
+    /// Leaderboard, best first; other tables index into it.
+    pub bots: Vec<BotRow>,
+    /// `cross[i][j]` = `[w, d, l]` of bot i against bot j (zeros if unplayed).
+    pub cross: Vec<Vec<[u64; 3]>>,
+    /// Per bot: `[game ordinal, points so far]` samples, at most
+    /// [`SERIES_POINTS`] plus the last, in game-id order.
+    pub series: Vec<Vec<[f64; 2]>>,
+    /// Termination names with counts, most frequent first.
+    pub terminations: Vec<(String, u64)>,
+    /// Game names used by the rows.
+    pub kinds: Vec<String>,
+    /// Termination names used by the rows.
+    pub terms: Vec<String>,
+    /// Start positions used by the rows.
+    pub starts: Vec<String>,
+    /// Every game, by id.
+    pub games: Vec<GameRow>,
+}
+
+fn intern(table: &mut Vec<String>, index: &mut BTreeMap<String, usize>, s: &str) -> usize {
+    if let Some(&i) = index.get(s) {
+        return i;
+    }
+    table.push(s.to_string());
+    index.insert(s.to_string(), table.len() - 1);
+    table.len() - 1
+}
+
+impl ReportData {
+    /// Builds the page's data from records in any order.
+    pub fn from_records(title: &str, records: &[GameRecord]) -> Self {
+        let standings = Standings::from_records(records);
+        let ranked = standings.ranked();
+        let rank: BTreeMap<&str, usize> = ranked
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.name.as_str(), i))
+            .collect();
+        let bots: Vec<BotRow> = ranked
+            .iter()
+            .map(|b| {
+                let (e, lo, hi) = elo_interval(&b.total);
+                BotRow {
+                    name: b.name.clone(),
+                    games: b.total.games(),
+                    wdl: [b.total.wins, b.total.draws, b.total.losses],
+                    points: b.total.points(),
+                    elo: [e.round() as i64, lo.round() as i64, hi.round() as i64],
+                    avg_us: b.avg_move_us().round() as u64,
+                    forfeits: b.forfeit_count(),
+                }
+            })
+            .collect();
+        let n = bots.len();
+        let mut cross = vec![vec![[0u64; 3]; n]; n];
+        for (a, opps) in &standings.pairs {
+            for (b, w) in opps {
+                if let (Some(&i), Some(&j)) = (rank.get(a.as_str()), rank.get(b.as_str())) {
+                    cross[i][j] = [w.wins, w.draws, w.losses];
+                }
+            }
+        }
+        let mut terminations: Vec<(String, u64)> = standings
+            .terminations
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        terminations.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+
+        let mut order: Vec<&GameRecord> = records.iter().collect();
+        order.sort_by_key(|r| r.id);
+        let mut full: Vec<Vec<[f64; 2]>> = vec![Vec::new(); n];
+        let mut pts = vec![0.0f64; n];
+        let (mut kinds, mut kind_ix) = (Vec::new(), BTreeMap::new());
+        let (mut terms, mut term_ix) = (Vec::new(), BTreeMap::new());
+        let (mut starts, mut start_ix) = (Vec::new(), BTreeMap::new());
+        let mut games = Vec::with_capacity(order.len());
+        for (ord, r) in order.iter().enumerate() {
+            let mut p = [0usize; 2];
+            for seat in crate::game::Seat::BOTH {
+                // Every player is in `rank`: standings were built from these records.
+                let i = rank.get(r.players[seat.index()].as_str()).copied().unwrap_or(0);
+                p[seat.index()] = i;
+                pts[i] += r.points(seat);
+                full[i].push([ord as f64 + 1.0, pts[i]]);
+            }
+            games.push(GameRow {
+                id: r.id,
+                g: intern(&mut kinds, &mut kind_ix, &r.game),
+                p,
+                w: r.winner.filter(|w| *w == 1 || *w == 2).unwrap_or(0),
+                t: intern(&mut terms, &mut term_ix, r.termination.name()),
+                s: intern(&mut starts, &mut start_ix, &r.start),
+                o: r.opening.len(),
+                m: r
+                    .moves
+                    .iter()
+                    .map(|m| m.split_whitespace().collect::<String>())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                ms: r.times_us.clone(),
+                f: r.forfeit.as_ref().map(|f| ForfeitInfo {
+                    reason: f.reason.name().to_string(),
+                    seat: f.seat,
+                    move_number: f.move_number,
+                    time_us: f.time_us,
+                    overrun_us: f.overrun_us,
+                    line: f.line.clone(),
+                    exit_status: f.exit_status.clone(),
+                    stderr_tail: f.stderr_tail.clone(),
+                    detail: f.detail.clone(),
+                }),
+            });
+        }
+        let series = full.into_iter().map(sample).collect();
+        ReportData {
+            title: title.to_string(),
+            games_total: standings.games,
+            bots,
+            cross,
+            series,
+            terminations,
+            kinds,
+            terms,
+            starts,
+            games,
+        }
+    }
+
+    /// The data as JSON that is safe inside a `<script>` element: every `<`,
+    /// `>` and `&` is written as a `\u` escape, so no bot-controlled string
+    /// can close the element or open a comment.
+    pub fn to_script_json(&self) -> String {
+        // Serialising plain structs of strings and numbers cannot fail.
+        let raw = serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string());
+        let mut out = String::with_capacity(raw.len() + 64);
+        for ch in raw.chars() {
+            match ch {
+                '<' => out.push_str("\\u003c"),
+                '>' => out.push_str("\\u003e"),
+                '&' => out.push_str("\\u0026"),
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    /// The whole page.
+    pub fn to_html(&self) -> String {
+        let title = html_escape(&self.title);
+        format!(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width\">\
+             <title>referee report: {title}</title><style>{CSS}</style></head>\
+             <body><script>window.__t0=performance.now();</script>\
+             <div id=\"app\"></div>\
+             <script type=\"application/json\" id=\"data\">{}</script>\
+             <script>{JS}</script></body></html>\n",
+            self.to_script_json()
+        )
+    }
+}
+
+/// Keeps at most [`SERIES_POINTS`] evenly spaced samples, always the last.
+fn sample(v: Vec<[f64; 2]>) -> Vec<[f64; 2]> {
+    if v.len() <= SERIES_POINTS {
+        return v;
+    }
+    let step = v.len().div_ceil(SERIES_POINTS);
+    let mut out: Vec<[f64; 2]> = v.iter().step_by(step).copied().collect();
+    if let Some(last) = v.last() {
+        if out.last() != Some(last) {
+            out.push(*last);
+        }
+    }
+    out
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Reads `games.jsonl`: one record per line; blank lines skipped; unknown
+/// fields ignored; a torn last line (a run still writing, or killed) is
+/// skipped, but a bad line before the end is an error naming it.
+pub fn read_records(path: &Path) -> anyhow::Result<Vec<GameRecord>> {
+    let file = fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let lines: Vec<String> = BufReader::new(file)
+        .lines()
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let last = lines.iter().rposition(|l| !l.trim().is_empty());
+    let mut out = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<GameRecord>(line) {
+            Ok(r) => out.push(r),
+            Err(_) if Some(i) == last => {}
+            Err(e) => anyhow::bail!("{}:{}: bad game record: {e}", path.display(), i + 1),
+        }
+    }
+    Ok(out)
+}
+
+/// Reads `dir/games.jsonl` and writes the page to `out`.
+/// Returns the number of games in the report.
+pub fn write_report(dir: &Path, out: &Path) -> anyhow::Result<usize> {
+    let records = read_records(&dir.join("games.jsonl"))?;
+    let title = dir
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| dir.display().to_string());
+    let data = ReportData::from_records(&title, &records);
+    fs::write(out, data.to_html()).with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(records.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Forfeit, ForfeitReason, Termination};
+
+    fn rec(id: u64, p1: &str, p2: &str, winner: Option<u8>, moves: &[&str]) -> GameRecord {
+        GameRecord {
+            id,
+            game: "uttt".into(),
+            players: [p1.into(), p2.into()],
+            seed: id,
+            opening: vec![],
+            start: "x".into(),
+            moves: moves.iter().map(|s| s.to_string()).collect(),
+            times_us: vec![5; moves.len()],
+            winner,
+            termination: Termination::Normal,
+            forfeit: None,
+            final_position: String::new(),
+            client: None,
+        }
+    }
+
+    #[test]
+    fn standings_crosstable_series_and_rows() {
+        let recs = vec![
+            rec(2, "b", "a", None, &["4 4"]),
+            rec(1, "a", "b", Some(1), &["4 4", "4 0"]),
+            rec(3, "a", "c", Some(2), &[]),
+        ];
+        let d = ReportData::from_records("t", &recs);
+        let names: Vec<&str> = d.bots.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["a", "c", "b"]);
+        assert_eq!(d.bots[0].wdl, [1, 1, 1]);
+        assert_eq!(d.bots[0].points, 1.5);
+        assert_eq!(d.cross[0][2], [1, 1, 0]);
+        assert_eq!(d.cross[2][0], [0, 1, 1]);
+        assert_eq!(d.cross[1][0], [1, 0, 0]);
+        assert_eq!(d.cross[1][2], [0, 0, 0]);
+        // a: win (game 1), draw (game 2), loss (game 3).
+        assert_eq!(d.series[0], vec![[1.0, 1.0], [2.0, 1.5], [3.0, 1.5]]);
+        assert_eq!(d.games[0].id, 1);
+        assert_eq!(d.games[0].m, "44,40");
+        assert_eq!(d.games[0].p, [0, 2]);
+        assert_eq!(d.games[1].w, 0);
+        assert_eq!(d.starts, ["x"]);
+        assert_eq!(d.terminations, vec![("normal".to_string(), 3)]);
+        let (e, lo, hi) = elo_interval(&crate::standings::Wdl {
+            wins: 1,
+            draws: 1,
+            losses: 1,
+        });
+        assert_eq!(d.bots[0].elo, [e.round() as i64, lo.round() as i64, hi.round() as i64]);
+    }
+
+    #[test]
+    fn series_is_sampled_but_keeps_the_last_point() {
+        let v: Vec<[f64; 2]> = (0..1000).map(|i| [i as f64, i as f64]).collect();
+        let s = sample(v);
+        assert!(s.len() <= SERIES_POINTS + 1);
+        assert_eq!(s[0], [0.0, 0.0]);
+        assert_eq!(*s.last().unwrap(), [999.0, 999.0]);
+    }
+
+    #[test]
+    fn bot_strings_cannot_escape_the_script_element() {
+        let mut r = rec(1, "</script><b>x", "a&b", Some(2), &["4 4"]);
+        r.termination = Termination::Forfeit(ForfeitReason::Malformed);
+        let mut f = Forfeit::new(ForfeitReason::Malformed, "<!-- detail");
+        f.seat = 1;
+        f.line = Some("</script><script>alert(1)</script>".into());
+        f.stderr_tail = "</SCRIPT >\n<img src=x onerror=alert(2)>".into();
+        r.forfeit = Some(f);
+        let d = ReportData::from_records("</title>", &[r]);
+        let html = d.to_html();
+        let start = html.find("id=\"data\">").unwrap() + "id=\"data\">".len();
+        let end = start + html[start..].find("</script>").unwrap();
+        let json = &html[start..end];
+        assert!(!json.contains('<') && !json.contains('>'));
+        // The block still parses back to the same strings.
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(v["games"][0]["f"]["line"], "</script><script>alert(1)</script>");
+        assert_eq!(v["bots"][1]["name"], "</script><b>x");
+        assert_eq!(v["title"], "</title>");
+        assert!(html.contains("<title>referee report: &lt;/title&gt;</title>"));
+        // Exactly the page's own three script elements.
+        assert_eq!(html.matches("</script>").count(), 3);
+    }
+
+    #[test]
+    fn reads_records_skipping_a_torn_last_line_and_unknown_fields() {
+        let dir = std::env::temp_dir().join(format!("referee-report-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let r = rec(7, "a", "b", Some(1), &["4 4"]);
+        let mut v = serde_json::to_value(&r).unwrap();
+        v["extra"] = serde_json::json!({"x": 1});
+        let line = v.to_string();
+        let p = dir.join("games.jsonl");
+        fs::write(&p, format!("{line}\n\n{line}\n{}", &line[..20])).unwrap();
+        let got = read_records(&p).unwrap();
+        assert_eq!(got, vec![r.clone(), r]);
+        fs::write(&p, format!("{}\n{line}\n", &line[..20])).unwrap();
+        let err = read_records(&p).unwrap_err().to_string();
+        assert!(err.contains(":1: bad game record"), "{err}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

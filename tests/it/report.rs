@@ -1,0 +1,173 @@
+//! `referee report` end to end: a real run directory, the real binary, and
+//! the page opened in headless chromium, replays compared with positions
+//! computed by the Rust game implementations.
+
+use std::path::Path;
+
+use referee::game::{Game, GameOptions, Notakto, TicTacToe, Uttt};
+use referee::record::{Forfeit, ForfeitReason, GameRecord, Termination};
+
+use crate::common::{builtin_records, chromium, run, run_chromium, stderr, stdout, write_games};
+
+/// Every position of a record, start first, from the real game rules.
+fn replay<G: Game>(r: &GameRecord) -> Vec<String> {
+    let mut pos: G = r.start.parse().expect("start position parses");
+    let mut out = vec![pos.to_string()];
+    for m in &r.moves {
+        let mv: G::Move = m.parse().expect("move parses");
+        pos.play(mv).expect("recorded move is legal");
+        out.push(pos.to_string());
+    }
+    out
+}
+
+fn positions(r: &GameRecord) -> Vec<String> {
+    match r.game.as_str() {
+        "tictactoe" => replay::<TicTacToe>(r),
+        "notakto" => replay::<Notakto>(r),
+        "uttt" => replay::<Uttt>(r),
+        g => panic!("unknown game {g}"),
+    }
+}
+
+const NASTY_LINE: &str = "</script><script>document.title='pwned'</script>";
+const NASTY_STDERR: &str = "panic at line 3\n<img src=x onerror=\"document.title='pwned'\">";
+
+/// Records of all three games plus one forfeit with hostile strings.
+fn run_dir(dir: &Path) -> Vec<GameRecord> {
+    let mut recs = builtin_records::<TicTacToe>(&["optimal", "greedy", "random"], 24, 1, 7);
+    recs.extend(builtin_records::<Notakto>(&["optimal", "random"], 4, 101, 7));
+    recs.extend(builtin_records::<Uttt>(&["greedy", "random"], 4, 201, 7));
+    // A forfeit: random tried an occupied cell after two moves.
+    let mut f = Forfeit::new(ForfeitReason::Illegal, "cell 4 is taken");
+    f.seat = 1;
+    f.move_number = 3;
+    f.line = Some(NASTY_LINE.into());
+    f.stderr_tail = NASTY_STDERR.into();
+    f.position = "X...O....".into();
+    let mut pos = TicTacToe::start(&GameOptions::default());
+    for m in ["0", "4"] {
+        pos.play(m.parse().unwrap()).unwrap();
+    }
+    recs.push(GameRecord {
+        id: 301,
+        game: "tictactoe".into(),
+        players: ["random".into(), "greedy".into()],
+        seed: 1,
+        opening: vec![],
+        start: ".........".into(),
+        moves: vec!["0".into(), "4".into()],
+        times_us: vec![12, 30],
+        winner: Some(2),
+        termination: Termination::Forfeit(ForfeitReason::Illegal),
+        forfeit: Some(f),
+        final_position: pos.to_string(),
+        client: None,
+    });
+    write_games(dir, &recs);
+    recs
+}
+
+#[test]
+fn report_opens_in_chromium_and_replays_match_the_rules() {
+    let tmp = std::env::temp_dir().join(format!("referee-it-report-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let dir = tmp.join("run");
+    let recs = run_dir(&dir);
+    let o = run(&["report", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("report.html"), "{}", stdout(&o));
+    let html_path = dir.join("report.html");
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(!html.contains(NASTY_LINE) && !html.contains("<img src=x"));
+    // Self-contained: nothing loaded from elsewhere.
+    for bad in ["<link", "<script src", "<img", "<iframe", "fetch(", "XMLHttpRequest", "@import", "url("] {
+        assert!(!html.contains(bad), "the page contains {bad}");
+    }
+
+    let Some(browser) = chromium() else {
+        eprintln!(
+            "SKIPPED the browser half of report_opens_in_chromium...: /usr/bin/chromium is not \
+             installed (apt-get install -y chromium; .ci/run installs it)"
+        );
+        return;
+    };
+    // One game of each kind, the forfeit included.
+    let pick: Vec<&GameRecord> = ["tictactoe", "notakto", "uttt"]
+        .iter()
+        .filter_map(|g| recs.iter().filter(|r| r.game == *g).max_by_key(|r| r.moves.len()))
+        .chain(recs.iter().filter(|r| r.id == 301))
+        .collect();
+    assert_eq!(pick.len(), 4);
+    let ids: Vec<String> = pick.iter().map(|r| r.id.to_string()).collect();
+    let url = format!("file://{}#selftest={}", html_path.display(), ids.join(","));
+    let out = run_chromium(&browser, &tmp.join("profile"), &["--dump-dom"], &url);
+    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+    let start = dom.find("<pre id=\"selftest\">").unwrap_or_else(|| {
+        panic!("no self-test output; chromium stderr:\n{}", stderr(&out))
+    }) + "<pre id=\"selftest\">".len();
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let text = dom[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("self-test JSON");
+    // The hostile strings ran nothing: the title is untouched.
+    assert!(dom.contains("<title>referee report: run</title>"), "title changed");
+
+    // The leaderboard as the page shows it equals the standings.
+    let st = referee::standings::Standings::from_records(&recs);
+    let rows = v["leaderboard"].as_array().unwrap();
+    let ranked = st.ranked();
+    assert_eq!(rows.len(), ranked.len());
+    for (row, b) in rows.iter().zip(&ranked) {
+        assert_eq!(row[1], b.name.as_str());
+        assert_eq!(row[2], b.total.games().to_string().as_str());
+        assert_eq!(row[3], format!("{}-{}-{}", b.total.wins, b.total.draws, b.total.losses).as_str());
+        let elo = referee::standings::elo_interval(&b.total).0.round() as i64;
+        let shown = if elo > 0 { format!("+{elo}") } else { elo.to_string() };
+        assert_eq!(row[5], shown.as_str(), "{}", b.name);
+    }
+
+    // Every step of every replay shows the position the rules give.
+    let games = v["games"].as_array().unwrap();
+    assert_eq!(games.len(), pick.len());
+    for (g, r) in games.iter().zip(&pick) {
+        let want = positions(r);
+        let got: Vec<String> = g["positions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(got, want, "game {} ({})", r.id, r.game);
+        assert_eq!(got.last().unwrap(), &r.final_position);
+        // Arrow left from the end goes back one move.
+        assert_eq!(g["back"], want[want.len().saturating_sub(2)].as_str());
+    }
+    let forfeit = &games[3];
+    assert_eq!(forfeit["fline"], NASTY_LINE);
+    assert_eq!(forfeit["fstderr"], NASTY_STDERR);
+
+    // A screenshot of the page as people see it.
+    let shot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/report-screenshot.png");
+    let _ = std::fs::remove_file(&shot);
+    let url = format!("file://{}#replay={}", html_path.display(), pick[2].id);
+    let out = run_chromium(
+        &browser,
+        &tmp.join("profile"),
+        &[&format!("--screenshot={}", shot.display()), "--window-size=1280,900"],
+        &url,
+    );
+    let png = std::fs::read(&shot).unwrap_or_else(|_| panic!("no screenshot: {}", stderr(&out)));
+    assert!(png.len() > 10_000 && png.starts_with(b"\x89PNG\r\n\x1a\n"), "{} bytes", png.len());
+    std::fs::remove_dir_all(&tmp).ok();
+}
+
+#[test]
+fn report_of_a_missing_dir_is_a_clear_error() {
+    let o = run(&["report", "/nonexistent/run"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/nonexistent/run/games.jsonl"), "{}", stderr(&o));
+}
