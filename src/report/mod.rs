@@ -180,7 +180,10 @@ impl ReportData {
             let mut p = [0usize; 2];
             for seat in crate::game::Seat::BOTH {
                 // Every player is in `rank`: standings were built from these records.
-                let i = rank.get(r.players[seat.index()].as_str()).copied().unwrap_or(0);
+                let i = rank
+                    .get(r.players[seat.index()].as_str())
+                    .copied()
+                    .unwrap_or(0);
                 p[seat.index()] = i;
                 pts[i] += r.points(seat);
                 full[i].push([ord as f64 + 1.0, pts[i]]);
@@ -193,8 +196,7 @@ impl ReportData {
                 t: intern(&mut terms, &mut term_ix, r.termination.name()),
                 s: intern(&mut starts, &mut start_ix, &r.start),
                 o: r.opening.len(),
-                m: r
-                    .moves
+                m: r.moves
                     .iter()
                     .map(|m| m.split_whitespace().collect::<String>())
                     .collect::<Vec<_>>()
@@ -253,7 +255,7 @@ impl ReportData {
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width\">\
              <title>referee report: {title}</title><style>{CSS}</style></head>\
-             <body><script>window.__t0=performance.now();</script>\
+             <body>\
              <div id=\"app\"></div>\
              <script type=\"application/json\" id=\"data\">{}</script>\
              <script>{JS}</script></body></html>\n",
@@ -374,7 +376,10 @@ mod tests {
             draws: 1,
             losses: 1,
         });
-        assert_eq!(d.bots[0].elo, [e.round() as i64, lo.round() as i64, hi.round() as i64]);
+        assert_eq!(
+            d.bots[0].elo,
+            [e.round() as i64, lo.round() as i64, hi.round() as i64]
+        );
     }
 
     #[test]
@@ -403,7 +408,10 @@ mod tests {
         assert!(!json.contains('<') && !json.contains('>'));
         // The block still parses back to the same strings.
         let v: serde_json::Value = serde_json::from_str(json).unwrap();
-        assert_eq!(v["games"][0]["f"]["line"], "</script><script>alert(1)</script>");
+        assert_eq!(
+            v["games"][0]["f"]["line"],
+            "</script><script>alert(1)</script>"
+        );
         assert_eq!(v["bots"][1]["name"], "</script><b>x");
         assert_eq!(v["title"], "</title>");
         assert!(html.contains("<title>referee report: &lt;/title&gt;</title>"));

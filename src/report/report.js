@@ -162,6 +162,7 @@ app.append(head, main);
 
 // Replay viewer.
 const replay = section("Replay");
+replay.id = "replay";
 let cur = null;
 function showGame(g) {
   const { moves, list } = positions(g);
@@ -200,8 +201,8 @@ function drawReplay() {
   cur.end = i === list.length - 1;
   const res = g.w ? `${name(g.p[g.w - 1])} (player ${g.w}) wins` : "draw";
   const nav = el("div", {},
-    el("button", { id: "first", text: "⏮", onclick: () => step(-1e9) }), el("button", { id: "prev", text: "◀ back", onclick: () => step(-1) }),
-    el("button", { id: "next", text: "forward ▶", onclick: () => step(1) }), el("button", { id: "last", text: "⏭", onclick: () => step(1e9) }),
+    el("button", { id: "first", text: "« first", onclick: () => step(-1e9) }), el("button", { id: "prev", text: "◀ back", onclick: () => step(-1) }),
+    el("button", { id: "next", text: "forward ▶", onclick: () => step(1) }), el("button", { id: "last", text: "last »", onclick: () => step(1e9) }),
     el("span", { id: "ply", text: `move ${i} / ${moves.length}` }));
   const info = el("div", { cls: "info" },
     el("div", {}, el("b", { text: `Game ${g.id} · ${kind}` })),
@@ -209,7 +210,8 @@ function drawReplay() {
     el("div", { text: `Result: ${res} (${D.terms[g.t]})` }));
   if (i > 0) {
     const k = i - 1, timed = k - g.o;
-    info.append(el("div", { text: `Move ${i}: ${moves[k]}` + (timed >= 0 && timed < g.ms.length ? ` in ${fmtUs(g.ms[timed])}` : " (opening)") }));
+    const mt = kind === "uttt" ? moves[k][0] + " " + moves[k].slice(1) : moves[k];
+    info.append(el("div", { text: `Move ${i}: ${mt}` + (timed >= 0 && timed < g.ms.length ? ` in ${fmtUs(g.ms[timed])}` : " (opening)") }));
   }
   if (list[i].err) info.append(el("div", { text: "Cannot replay: " + list[i].err }));
   if (g.f && cur.end) {
@@ -219,7 +221,8 @@ function drawReplay() {
       el("div", { text: "Line received:" }), el("pre", { id: "fline", text: f.line == null ? "(none)" : f.line }),
       el("div", { text: "stderr tail:" }), el("pre", { id: "fstderr", text: f.stderr_tail || "(empty)" }));
   }
-  const times = el("div", { cls: "muted", text: "Times: " + g.ms.map(fmtUs).join(", ") });
+  const times = el("pre", { cls: "muted", text: "Move times: " + g.ms.map(fmtUs).join(", ") });
+  times.style.maxHeight = "60px";
   replay.append(nav, el("div", {}, el("div", { id: "board", style: "display:inline-block", "data-pos": list[i].text }, drawBoard(kind, list[i].p)), info), times);
 }
 function step(d) { if (!cur) return; cur.i = Math.max(0, Math.min(cur.list.length - 1, cur.i + d)); drawReplay(); }
@@ -271,13 +274,11 @@ let shown = D.games, page = 0;
   s.append(el("div", {}, fb, fr, ft, count), t, pager);
   render();
 }
-main.append(replay);
-replay.className = "wide";
 
 // Self-test for the browser test: `#selftest=ID` replays game ID through the
 // buttons and writes what the page shows into #selftest as JSON.
 const rp = /replay=(\d+)/.exec(location.hash);
-if (rp) { const g = D.games.find((x) => String(x.id) === rp[1]); if (g) { showGame(g); step(1e9); replay.scrollIntoView(); } }
+if (rp) { const g = D.games.find((x) => String(x.id) === rp[1]); if (g) { showGame(g); step(1e9); } }
 const m = /selftest=([\d,]+)/.exec(location.hash);
 if (m) {
   const out = { leaderboard: [...document.querySelectorAll("#leaderboard tbody tr")].map((r) => [...r.children].slice(0, 6).map((c) => c.textContent)), games: [] };
@@ -298,5 +299,6 @@ if (m) {
   }
   app.append(el("pre", { id: "selftest", text: JSON.stringify(out) }));
 }
-document.body.setAttribute("data-ready-ms", (performance.now() - window.__t0).toFixed(1));
+// Since navigation start: reading the file, parsing the page and its data, and drawing it.
+document.body.setAttribute("data-ready-ms", performance.now().toFixed(1));
 })();

@@ -114,7 +114,12 @@ pub fn chromium() -> Option<PathBuf> {
 /// Runs headless chromium on `url` with `extra` arguments (e.g.
 /// `--dump-dom`), offline and with a throw-away profile, and returns its
 /// output. A watchdog kills it if it hangs, so no process outlives the test.
-pub fn run_chromium(browser: &std::path::Path, profile: &std::path::Path, extra: &[&str], url: &str) -> Output {
+pub fn run_chromium(
+    browser: &std::path::Path,
+    profile: &std::path::Path,
+    extra: &[&str],
+    url: &str,
+) -> Output {
     let child = Command::new(browser)
         .args([
             "--headless",

@@ -3,9 +3,9 @@
 
 mod cli;
 mod common;
-mod report;
 mod console;
 mod external;
 mod net;
 mod play_notakto;
 mod tournament;
+mod report;

@@ -36,7 +36,12 @@ const NASTY_STDERR: &str = "panic at line 3\n<img src=x onerror=\"document.title
 /// Records of all three games plus one forfeit with hostile strings.
 fn run_dir(dir: &Path) -> Vec<GameRecord> {
     let mut recs = builtin_records::<TicTacToe>(&["optimal", "greedy", "random"], 24, 1, 7);
-    recs.extend(builtin_records::<Notakto>(&["optimal", "random"], 4, 101, 7));
+    recs.extend(builtin_records::<Notakto>(
+        &["optimal", "random"],
+        4,
+        101,
+        7,
+    ));
     recs.extend(builtin_records::<Uttt>(&["greedy", "random"], 4, 201, 7));
     // A forfeit: random tried an occupied cell after two moves.
     let mut f = Forfeit::new(ForfeitReason::Illegal, "cell 4 is taken");
@@ -81,7 +86,16 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
     let html = std::fs::read_to_string(&html_path).unwrap();
     assert!(!html.contains(NASTY_LINE) && !html.contains("<img src=x"));
     // Self-contained: nothing loaded from elsewhere.
-    for bad in ["<link", "<script src", "<img", "<iframe", "fetch(", "XMLHttpRequest", "@import", "url("] {
+    for bad in [
+        "<link",
+        "<script src",
+        "<img",
+        "<iframe",
+        "fetch(",
+        "XMLHttpRequest",
+        "@import",
+        "url(",
+    ] {
         assert!(!html.contains(bad), "the page contains {bad}");
     }
 
@@ -95,7 +109,11 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
     // One game of each kind, the forfeit included.
     let pick: Vec<&GameRecord> = ["tictactoe", "notakto", "uttt"]
         .iter()
-        .filter_map(|g| recs.iter().filter(|r| r.game == *g).max_by_key(|r| r.moves.len()))
+        .filter_map(|g| {
+            recs.iter()
+                .filter(|r| r.game == *g)
+                .max_by_key(|r| r.moves.len())
+        })
         .chain(recs.iter().filter(|r| r.id == 301))
         .collect();
     assert_eq!(pick.len(), 4);
@@ -103,9 +121,10 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
     let url = format!("file://{}#selftest={}", html_path.display(), ids.join(","));
     let out = run_chromium(&browser, &tmp.join("profile"), &["--dump-dom"], &url);
     let dom = String::from_utf8_lossy(&out.stdout).into_owned();
-    let start = dom.find("<pre id=\"selftest\">").unwrap_or_else(|| {
-        panic!("no self-test output; chromium stderr:\n{}", stderr(&out))
-    }) + "<pre id=\"selftest\">".len();
+    let start = dom
+        .find("<pre id=\"selftest\">")
+        .unwrap_or_else(|| panic!("no self-test output; chromium stderr:\n{}", stderr(&out)))
+        + "<pre id=\"selftest\">".len();
     let end = start + dom[start..].find("</pre>").unwrap();
     let text = dom[start..end]
         .replace("&lt;", "<")
@@ -114,7 +133,10 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
         .replace("&amp;", "&");
     let v: serde_json::Value = serde_json::from_str(&text).expect("self-test JSON");
     // The hostile strings ran nothing: the title is untouched.
-    assert!(dom.contains("<title>referee report: run</title>"), "title changed");
+    assert!(
+        dom.contains("<title>referee report: run</title>"),
+        "title changed"
+    );
 
     // The leaderboard as the page shows it equals the standings.
     let st = referee::standings::Standings::from_records(&recs);
@@ -124,9 +146,16 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
     for (row, b) in rows.iter().zip(&ranked) {
         assert_eq!(row[1], b.name.as_str());
         assert_eq!(row[2], b.total.games().to_string().as_str());
-        assert_eq!(row[3], format!("{}-{}-{}", b.total.wins, b.total.draws, b.total.losses).as_str());
+        assert_eq!(
+            row[3],
+            format!("{}-{}-{}", b.total.wins, b.total.draws, b.total.losses).as_str()
+        );
         let elo = referee::standings::elo_interval(&b.total).0.round() as i64;
-        let shown = if elo > 0 { format!("+{elo}") } else { elo.to_string() };
+        let shown = if elo > 0 {
+            format!("+{elo}")
+        } else {
+            elo.to_string()
+        };
         assert_eq!(row[5], shown.as_str(), "{}", b.name);
     }
 
@@ -153,15 +182,22 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
     // A screenshot of the page as people see it.
     let shot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/report-screenshot.png");
     let _ = std::fs::remove_file(&shot);
-    let url = format!("file://{}#replay={}", html_path.display(), pick[2].id);
+    let url = format!("file://{}", html_path.display());
     let out = run_chromium(
         &browser,
         &tmp.join("profile"),
-        &[&format!("--screenshot={}", shot.display()), "--window-size=1280,900"],
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1280,900",
+        ],
         &url,
     );
     let png = std::fs::read(&shot).unwrap_or_else(|_| panic!("no screenshot: {}", stderr(&out)));
-    assert!(png.len() > 10_000 && png.starts_with(b"\x89PNG\r\n\x1a\n"), "{} bytes", png.len());
+    assert!(
+        png.len() > 10_000 && png.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "{} bytes",
+        png.len()
+    );
     std::fs::remove_dir_all(&tmp).ok();
 }
 
@@ -169,5 +205,9 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
 fn report_of_a_missing_dir_is_a_clear_error() {
     let o = run(&["report", "/nonexistent/run"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("/nonexistent/run/games.jsonl"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/nonexistent/run/games.jsonl"),
+        "{}",
+        stderr(&o)
+    );
 }
