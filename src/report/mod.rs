@@ -415,8 +415,8 @@ mod tests {
         assert_eq!(v["bots"][1]["name"], "</script><b>x");
         assert_eq!(v["title"], "</title>");
         assert!(html.contains("<title>referee report: &lt;/title&gt;</title>"));
-        // Exactly the page's own three script elements.
-        assert_eq!(html.matches("</script>").count(), 3);
+        // Exactly the page's own two script elements (data and code).
+        assert_eq!(html.matches("</script>").count(), 2);
     }
 
     #[test]
