@@ -34,6 +34,9 @@ pub struct TournamentArgs {
     /// Print the standings as JSON instead of tables.
     #[arg(long)]
     json: bool,
+    /// Do not write DIR/report.html (the HTML report with replays) at the end.
+    #[arg(long)]
+    no_report: bool,
 }
 
 /// Arguments of `referee merge`.
@@ -81,6 +84,12 @@ fn run_game<G: BuiltinBots>(
         progress: true,
     };
     let r = tournament::run::<G>(&t, &opts)?;
+    let mut report = None;
+    if let (Some(dir), false) = (&args.out, args.no_report) {
+        let path = dir.join("report.html");
+        crate::report::write_report(dir, &path)?;
+        report = Some(path);
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r.summary.to_json())?);
     } else {
@@ -106,6 +115,9 @@ fn run_game<G: BuiltinBots>(
         );
         if let Some(dir) = &args.out {
             println!("Results in {}", dir.display());
+        }
+        if let Some(path) = &report {
+            println!("Report: {}", path.display());
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -137,6 +149,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
             toml::to_string(&config)?,
         )?;
         tournament::write_standings(dir, &summary)?;
+        crate::report::write_report(dir, &dir.join("report.html"))?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary.to_json())?);

@@ -7,5 +7,5 @@ mod console;
 mod external;
 mod net;
 mod play_notakto;
-mod tournament;
 mod report;
+mod tournament;

@@ -266,3 +266,29 @@ fn same_games_at_any_jobs_and_shards_merge_into_the_unsharded_standings() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("missing"), "{}", stderr(&o));
 }
+
+#[test]
+fn out_writes_the_html_report_unless_told_not_to() {
+    let t = TempDir::new("report");
+    let with = t.path("with");
+    let o = run(&["tournament", "tournaments/tictactoe.toml", "--out", &with]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(Path::new(&with).join("report.html")).expect("report.html");
+    assert!(
+        html.contains("<html") && html.contains("optimal"),
+        "{}",
+        &html[..200.min(html.len())]
+    );
+    assert!(stdout(&o).contains("report.html"));
+    let without = t.path("without");
+    let o = run(&[
+        "tournament",
+        "tournaments/tictactoe.toml",
+        "--out",
+        &without,
+        "--no-report",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!Path::new(&without).join("report.html").exists());
+    assert!(Path::new(&without).join("standings.json").exists());
+}
