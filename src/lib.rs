@@ -11,6 +11,7 @@ pub mod bot;
 pub mod cli;
 pub mod console;
 pub mod game;
+pub mod grade;
 pub mod net;
 pub mod record;
 pub mod referee;

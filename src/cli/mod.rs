@@ -12,6 +12,7 @@ pub mod bots;
 pub mod check;
 pub mod check_console;
 pub mod connect;
+pub mod grade;
 pub mod judge;
 pub mod match_cmd;
 pub mod play;
@@ -50,6 +51,10 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Check a console game program's transcripts against `referee play`.
     CheckConsole(check_console::CheckConsoleArgs),
+    /// Grade a bot against the optimal player (sampled or exhaustive).
+    Grade(grade::GradeArgs),
+    /// Grade every submission in a folder and write a gradebook.
+    GradeAll(grade::GradeAllArgs),
     /// Serve N-round matches against a bot over TCP (text for nc, or v1 for bots).
     Serve(serve::ServeArgs),
     /// Play a local bot against a remote v1 server and print the final score.
@@ -116,6 +121,8 @@ pub fn main() -> ExitCode {
         Command::Report(a) => report::run(a),
         Command::Check(a) => check::run(a),
         Command::CheckConsole(a) => check_console::run(a),
+        Command::Grade(a) => grade::run(a),
+        Command::GradeAll(a) => grade::run_all(a),
         Command::Serve(a) => serve::run(a),
         Command::Connect(a) => connect::run(a),
     };

@@ -1,0 +1,571 @@
+//! Exhaustive grading: every opponent reply at every position the bot
+//! reaches, the bot asked once per distinct position.
+//!
+//! The search goes breadth first, one ply of the bot's positions at a time,
+//! so that each layer can be handed out in chunks: an external bot answers a
+//! chunk as pipelined `turn` lines in one process, and several processes
+//! share a layer across cores. The bot is taken to be stateless, as the
+//! protocol requires. A crashed process is restarted, and the position that
+//! crashed it is a failure.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use super::{outcome_value, Failure, Solved};
+use crate::bot::process::{BotProcess, Reply};
+use crate::bot::spec::{ExternalKind, ExternalSpec};
+use crate::bot::{Bot, BotSpec, TimeControl};
+use crate::game::{Game, GameOptions, Seat};
+
+/// Something that answers positions with moves: the bot under test.
+pub trait Oracle<G: Game>: Send {
+    /// The bot's move in each position, or why it gave none.
+    fn answer(&mut self, positions: &[G]) -> Vec<Result<G::Move, String>>;
+}
+
+/// A bot that runs in this process.
+pub struct InProcess<G: Game>(pub Box<dyn Bot<G>>);
+
+impl<G: Game> Oracle<G> for InProcess<G> {
+    fn answer(&mut self, positions: &[G]) -> Vec<Result<G::Move, String>> {
+        positions
+            .iter()
+            .map(|p| self.0.select_move(p).map_err(|f| f.to_string()))
+            .collect()
+    }
+}
+
+/// How many turn lines may be in flight to one process.
+const WINDOW: usize = 64;
+
+/// An external protocol bot answering pipelined turn lines.
+pub struct Pipelined<G: Game> {
+    spec: ExternalSpec,
+    seat: Seat,
+    time: TimeControl,
+    process: Option<BotProcess>,
+    _game: std::marker::PhantomData<fn() -> G>,
+}
+
+impl<G: Game> Pipelined<G> {
+    /// A pipelined bot for `spec`, playing `seat`; started on first use.
+    pub fn new(spec: ExternalSpec, seat: Seat, time: TimeControl) -> Self {
+        Pipelined {
+            spec,
+            seat,
+            time,
+            process: None,
+            _game: std::marker::PhantomData,
+        }
+    }
+
+    fn start(&mut self) -> Result<&mut BotProcess, String> {
+        if self.process.is_none() {
+            let mut p = BotProcess::spawn(&self.spec)
+                .map_err(|e| format!("could not start '{}': {e}", self.spec.name))?;
+            let line = format!(
+                "begin {} {} {}\n",
+                G::KIND.name(),
+                self.seat.number(),
+                self.time.move_ms
+            );
+            let deadline = Instant::now() + Duration::from_millis(self.time.startup_ms);
+            p.send(line.as_bytes(), deadline)
+                .map_err(|e| format!("could not send begin: {e}"))?;
+            self.process = Some(p);
+        }
+        self.process
+            .as_mut()
+            .ok_or_else(|| "the bot is not running".to_string())
+    }
+}
+
+impl<G: Game> Oracle<G> for Pipelined<G> {
+    fn answer(&mut self, positions: &[G]) -> Vec<Result<G::Move, String>> {
+        let mut out: Vec<Result<G::Move, String>> = Vec::with_capacity(positions.len());
+        let move_limit = Duration::from_millis(self.time.move_ms);
+        let (move_ms, startup_ms) = (self.time.move_ms, self.time.startup_ms);
+        while out.len() < positions.len() {
+            let fresh = self.process.is_none();
+            let p = match self.start() {
+                Ok(p) => p,
+                Err(e) => {
+                    out.push(Err(e));
+                    continue;
+                }
+            };
+            let mut sent = out.len();
+            // A fresh process gets the start-up allowance once.
+            let mut last = Instant::now()
+                + if fresh {
+                    Duration::from_millis(startup_ms)
+                } else {
+                    Duration::ZERO
+                };
+            let mut failed = false;
+            while out.len() < positions.len() && !failed {
+                while sent < positions.len() && sent - out.len() < WINDOW {
+                    let line = format!("turn {}\n", positions[sent]);
+                    if let Err(e) = p.send(line.as_bytes(), Instant::now() + move_limit) {
+                        out.push(Err(format!("could not send a turn line: {e}")));
+                        failed = true;
+                        break;
+                    }
+                    sent += 1;
+                }
+                if failed {
+                    break;
+                }
+                let deadline = last + move_limit;
+                let reply = p.read_line(deadline);
+                last = Instant::now();
+                let i = out.len();
+                match reply {
+                    Ok(Reply::Line(bytes, _)) => {
+                        let text = String::from_utf8_lossy(&bytes);
+                        match G::parse_move(text.trim_end_matches('\r')) {
+                            Ok(m) => out.push(Ok(m)),
+                            Err(e) => {
+                                out.push(Err(format!("malformed reply \"{}\": {e}", text.trim())));
+                                failed = true;
+                            }
+                        }
+                    }
+                    Ok(Reply::Timeout(_)) => {
+                        out.push(Err(format!(
+                            "timeout: no reply within {move_ms} ms for {}",
+                            positions[i]
+                        )));
+                        failed = true;
+                    }
+                    Ok(Reply::Closed(_)) | Err(_) => {
+                        let tail = p.stderr_tail(300);
+                        out.push(Err(format!(
+                            "crash: the bot exited; stderr: {}",
+                            tail.trim()
+                        )));
+                        failed = true;
+                    }
+                    Ok(Reply::TooLong(_)) => {
+                        out.push(Err("malformed reply: longer than 64 KiB".to_string()));
+                        failed = true;
+                    }
+                }
+            }
+            if failed {
+                // Whatever it was doing, start afresh for the rest; lines
+                // sent but unanswered are asked again.
+                if let Some(mut p) = self.process.take() {
+                    p.kill();
+                }
+            }
+        }
+        out
+    }
+}
+
+impl<G: Game> Drop for Pipelined<G> {
+    fn drop(&mut self) {
+        if let Some(mut p) = self.process.take() {
+            p.finish(b"end draw\n", Duration::from_millis(200));
+        }
+    }
+}
+
+/// Makes an oracle for the bot: pipelined for an external protocol bot,
+/// in-process otherwise (built-ins; console programs keep state and cannot
+/// be graded exhaustively).
+pub fn make_oracle<G: crate::bot::BuiltinBots>(
+    spec: &BotSpec,
+    seat: Seat,
+    time: TimeControl,
+    seed: u64,
+) -> Result<Box<dyn Oracle<G>>, String> {
+    match spec {
+        BotSpec::External(e) if e.kind == ExternalKind::Console => {
+            Err("console programs keep their own state: grade them in sampled mode".to_string())
+        }
+        BotSpec::External(e) => Ok(Box::new(Pipelined::<G>::new(e.clone(), seat, time))),
+        BotSpec::Builtin(_) => {
+            let bot = spec
+                .instantiate::<G>(seed, &time)
+                .map_err(|e| e.to_string())?;
+            Ok(Box::new(InProcess(bot)))
+        }
+    }
+}
+
+/// Every position asked, with how it was reached: its parent's index and
+/// (the bot's move there, the opponent's reply).
+type Nodes<G> = Vec<(G, u32, Option<(<G as Game>::Move, <G as Game>::Move)>)>;
+
+/// The outcome of an exhaustive check.
+#[derive(Clone, Debug, Default)]
+pub struct Exhaustive {
+    /// Distinct positions the bot was asked about.
+    pub positions: u64,
+    /// The bot's moves in won positions, and how many kept the win.
+    pub won_positions: u64,
+    /// Of those, the moves that kept the win.
+    pub kept: u64,
+    /// The first refutation found, if any.
+    pub failure: Option<Failure>,
+}
+
+/// Explores every line from the start with the bot in `seat` and every
+/// opponent reply, asking `oracles` (one per worker) in parallel. With
+/// `canonical`, positions are reduced by the game's symmetries first and
+/// each class is asked once; answers are mapped back. `progress` is called
+/// with the number of positions checked after each layer.
+pub fn explore<G: Solved>(
+    opts: &GameOptions,
+    seat: Seat,
+    oracles: &mut [Box<dyn Oracle<G>>],
+    canonical: bool,
+    mut progress: impl FnMut(u64),
+) -> Exhaustive {
+    let required = G::requirement(opts, seat);
+    let start = G::start(opts);
+    let mut nodes: Nodes<G> = Vec::new();
+    let mut index: HashMap<G, u32> = HashMap::new();
+    let mut layer: Vec<u32> = Vec::new();
+    let key = |p: &G| {
+        if canonical {
+            canonical_form(p).0
+        } else {
+            p.clone()
+        }
+    };
+    let mut result = Exhaustive::default();
+    let mut add = |p: G,
+                   parent: u32,
+                   via: Option<(G::Move, G::Move)>,
+                   nodes: &mut Nodes<G>,
+                   layer: &mut Vec<u32>| {
+        if let std::collections::hash_map::Entry::Vacant(e) = index.entry(key(&p)) {
+            let i = nodes.len() as u32;
+            e.insert(i);
+            nodes.push((p, parent, via));
+            layer.push(i);
+        }
+    };
+    if start.to_move() == seat {
+        add(start.clone(), u32::MAX, None, &mut nodes, &mut layer);
+    } else {
+        // The opponent's first moves, each a line of its own (marked by a
+        // parent of u32::MAX - 1: no bot move came before).
+        for o in start.legal_moves() {
+            let mut p = start.clone();
+            p.play_unchecked(o);
+            add(p, u32::MAX - 1, Some((o, o)), &mut nodes, &mut layer);
+        }
+    }
+    while !layer.is_empty() && result.failure.is_none() {
+        // Ask the bot about this layer, split across the oracles.
+        let asked: Vec<G> = layer
+            .iter()
+            .map(|&i| {
+                let p = &nodes[i as usize].0;
+                if canonical {
+                    canonical_form(p).0
+                } else {
+                    p.clone()
+                }
+            })
+            .collect();
+        let answers = ask_all(oracles, &asked);
+        let mut next = Vec::new();
+        for (j, &i) in layer.iter().enumerate() {
+            result.positions += 1;
+            let pos = nodes[i as usize].0.clone();
+            let answer = match &answers[j] {
+                Ok(m) if canonical => {
+                    let (_, t) = canonical_form(&pos);
+                    Ok(unmap_move::<G>(*m, &t))
+                }
+                other => other.clone(),
+            };
+            let before = pos.solve();
+            let fail = |reason: String, bot_move: Option<G::Move>| Failure {
+                seat: seat.number(),
+                reason,
+                moves: line_to(&nodes, i, bot_move),
+                position: pos.to_string(),
+                bot_move: bot_move.map(|m| m.to_string()),
+                missed: pos.best_move().map(|m| m.to_string()),
+            };
+            let mv = match answer {
+                Ok(m) if pos.is_legal(m) => m,
+                Ok(m) => {
+                    let why = pos.illegality(m).unwrap_or_default();
+                    result.failure = Some(fail(format!("illegal move: {why}"), Some(m)));
+                    break;
+                }
+                Err(e) => {
+                    result.failure = Some(fail(e, None));
+                    break;
+                }
+            };
+            let mut after = pos.clone();
+            after.play_unchecked(mv);
+            let now = match after.outcome() {
+                Some(o) => outcome_value(o, seat),
+                None => -after.solve(),
+            };
+            if before > 0 {
+                result.won_positions += 1;
+                if now > 0 {
+                    result.kept += 1;
+                }
+            }
+            if now < required {
+                let what = if required > 0 { "win" } else { "draw" };
+                result.failure = Some(fail(
+                    format!("this move lets the opponent stop the {what}: a refutation exists"),
+                    Some(mv),
+                ));
+                break;
+            }
+            if after.is_over() {
+                continue;
+            }
+            for o in after.legal_moves() {
+                let mut q = after.clone();
+                q.play_unchecked(o);
+                if q.is_over() {
+                    // The solver already vouched for the move above.
+                    continue;
+                }
+                add(q, i, Some((mv, o)), &mut nodes, &mut next);
+            }
+        }
+        progress(result.positions);
+        layer = next;
+    }
+    result
+}
+
+/// Splits `positions` across the oracles, answered in parallel.
+fn ask_all<G: Game>(
+    oracles: &mut [Box<dyn Oracle<G>>],
+    positions: &[G],
+) -> Vec<Result<G::Move, String>> {
+    let n = oracles.len().max(1);
+    let chunk = positions.len().div_ceil(n).max(1);
+    let mut parts: Vec<Vec<Result<G::Move, String>>> = Vec::new();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = oracles
+            .iter_mut()
+            .zip(positions.chunks(chunk))
+            .map(|(o, part)| s.spawn(move || o.answer(part)))
+            .collect();
+        for h in handles {
+            parts.push(
+                h.join()
+                    .unwrap_or_else(|_| vec![Err("the grading worker panicked".to_string())]),
+            );
+        }
+    });
+    parts.into_iter().flatten().collect()
+}
+
+/// The moves from the start to node `i`, then `last`.
+fn line_to<G: Game>(nodes: &Nodes<G>, mut i: u32, last: Option<G::Move>) -> Vec<String> {
+    let mut rev = Vec::new();
+    if let Some(m) = last {
+        rev.push(m.to_string());
+    }
+    while (i as usize) < nodes.len() {
+        let (_, parent, via) = &nodes[i as usize];
+        match via {
+            Some((_, opp)) if *parent == u32::MAX - 1 => rev.push(opp.to_string()),
+            Some((bot, opp)) => {
+                rev.push(opp.to_string());
+                rev.push(bot.to_string());
+            }
+            None => {}
+        }
+        i = *parent;
+    }
+    rev.reverse();
+    rev
+}
+
+/// How a position was reduced to its canonical form: each board turned by
+/// its own symmetry of the square (`ks[i]` for original board `i`; one
+/// board in tic-tac-toe), then the boards reordered so that canonical board
+/// `j` is original board `order[j]` (Notakto's boards are interchangeable
+/// and independent).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transform {
+    ks: Vec<usize>,
+    order: Vec<usize>,
+}
+
+/// The position reduced by the game's symmetries (the 8 of the square, and
+/// for Notakto the order of the boards), with the reduction used. Games
+/// without that symmetry here (UTTT) come back unchanged.
+pub fn canonical_form<G: Game>(pos: &G) -> (G, Transform) {
+    use crate::game::GameKind;
+    let unchanged = || {
+        (
+            pos.clone(),
+            Transform {
+                ks: Vec::new(),
+                order: Vec::new(),
+            },
+        )
+    };
+    if !matches!(G::KIND, GameKind::TicTacToe | GameKind::Notakto) {
+        return unchanged();
+    }
+    let text = pos.to_string();
+    let mut boards: Vec<(String, usize, usize)> = Vec::new();
+    for (n, board) in text.split('/').enumerate() {
+        let b = board.as_bytes();
+        if b.len() != 9 {
+            return unchanged();
+        }
+        let mut best: Option<([u8; 9], usize)> = None;
+        for (k, sym) in crate::game::TicTacToe::SYMMETRIES.iter().enumerate() {
+            let mut cells = [b'.'; 9];
+            for (i, &c) in b.iter().enumerate() {
+                cells[sym[i] as usize] = c;
+            }
+            if best.is_none_or(|(c, _)| cells < c) {
+                best = Some((cells, k));
+            }
+        }
+        let Some((cells, k)) = best else {
+            return unchanged();
+        };
+        boards.push((String::from_utf8_lossy(&cells).into_owned(), n, k));
+    }
+    if G::KIND == GameKind::Notakto {
+        // A dead board's cells no longer matter, only the parity of the
+        // total number of X (whose turn it is): every dead board becomes
+        // the same three-in-a-row, one of them with a fourth X if the
+        // parity needs it.
+        let xs = |t: &str| t.bytes().filter(|&c| c == b'X').count();
+        let before: usize = boards.iter().map(|b| xs(&b.0)).sum();
+        let mut fixed = false;
+        for b in boards.iter_mut() {
+            if crate::game::tictactoe::has_line(mask_of(&b.0)) {
+                b.0 = "XXX......".to_string();
+            }
+        }
+        let after: usize = boards.iter().map(|b| xs(&b.0)).sum();
+        if !(before + after).is_multiple_of(2) {
+            for b in boards.iter_mut() {
+                if !fixed && b.0 == "XXX......" {
+                    b.0 = "XXXX.....".to_string();
+                    fixed = true;
+                }
+            }
+        }
+    }
+    boards.sort();
+    let mut ks = vec![0; boards.len()];
+    for b in &boards {
+        ks[b.1] = b.2;
+    }
+    let order = boards.iter().map(|b| b.1).collect();
+    let texts: Vec<&str> = boards.iter().map(|b| b.0.as_str()).collect();
+    match texts.join("/").parse::<G>() {
+        Ok(p) => (p, Transform { ks, order }),
+        Err(_) => unchanged(),
+    }
+}
+
+fn mask_of(board: &str) -> u16 {
+    board
+        .bytes()
+        .enumerate()
+        .filter(|&(_, c)| c == b'X')
+        .fold(0, |m, (i, _)| m | 1 << i)
+}
+
+/// Maps a move chosen in the canonical position back to the original one.
+pub fn unmap_move<G: Game>(mv: G::Move, t: &Transform) -> G::Move {
+    let text = mv.to_string();
+    let bytes = text.as_bytes();
+    let (board, cell) = match bytes {
+        [d @ b'0'..=b'8'] => (0usize, (d - b'0') as usize),
+        [l @ b'A'..=b'Z', d @ b'0'..=b'8'] => {
+            let j = (l - b'A') as usize;
+            (t.order.get(j).copied().unwrap_or(j), (d - b'0') as usize)
+        }
+        _ => return mv,
+    };
+    let k = t.ks.get(board).copied().unwrap_or(0);
+    let sym = &crate::game::TicTacToe::SYMMETRIES[k % 8];
+    let original = sym.iter().position(|&c| c as usize == cell).unwrap_or(cell);
+    let mapped = if bytes.len() == 2 {
+        format!("{}{original}", (b'A' + board as u8) as char)
+    } else {
+        original.to_string()
+    };
+    G::parse_move(&mapped).unwrap_or(mv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{Notakto, TicTacToe};
+
+    fn builtin<G: crate::bot::BuiltinBots>(name: &str, n: usize) -> Vec<Box<dyn Oracle<G>>> {
+        let spec = BotSpec::resolve::<G>(name).unwrap();
+        (0..n)
+            .map(|i| make_oracle::<G>(&spec, Seat::One, TimeControl::default(), i as u64).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn optimal_tictactoe_never_loses_in_either_seat() {
+        for seat in Seat::BOTH {
+            let spec = BotSpec::resolve::<TicTacToe>("optimal").unwrap();
+            let mut o: Vec<Box<dyn Oracle<TicTacToe>>> =
+                vec![make_oracle::<TicTacToe>(&spec, seat, TimeControl::default(), 1).unwrap()];
+            let r = explore::<TicTacToe>(&GameOptions::default(), seat, &mut o, false, |_| {});
+            assert!(r.failure.is_none(), "{:?}", r.failure);
+            assert!(r.positions > 50, "{}", r.positions);
+        }
+    }
+
+    #[test]
+    fn greedy_tictactoe_is_refuted_with_a_replayable_line() {
+        let mut o = builtin::<TicTacToe>("greedy", 2);
+        let r = explore::<TicTacToe>(&GameOptions::default(), Seat::Two, &mut o, false, |_| {});
+        let f = r.failure.expect("greedy loses some line as O");
+        // The line replays to the position, and its last move is the bot's.
+        let mut p = TicTacToe::new();
+        for m in &f.moves[..f.moves.len() - 1] {
+            p.play(m.parse().unwrap()).unwrap();
+        }
+        assert_eq!(p.to_string(), f.position);
+        assert_eq!(f.moves.last(), f.bot_move.as_ref());
+    }
+
+    #[test]
+    fn optimal_notakto_always_wins_and_canonical_asks_fewer() {
+        let opts = GameOptions { boards: 3 };
+        let mut o = builtin::<Notakto>("optimal", 2);
+        let canon = explore::<Notakto>(&opts, Seat::One, &mut o, true, |_| {});
+        assert!(canon.failure.is_none(), "{:?}", canon.failure);
+        assert!(canon.positions <= 18_424, "{}", canon.positions);
+        let opts1 = GameOptions { boards: 1 };
+        let full = explore::<Notakto>(&opts1, Seat::One, &mut o, false, |_| {});
+        assert!(full.failure.is_none());
+        assert_eq!(full.kept, full.won_positions);
+    }
+
+    #[test]
+    fn canonical_forms_agree_across_symmetric_positions() {
+        let a: Notakto = "X......../........./.........".parse().unwrap();
+        let b: Notakto = "........./........X/.........".parse().unwrap();
+        assert_eq!(canonical_form(&a).0, canonical_form(&b).0);
+        let c: TicTacToe = "X...O....".parse().unwrap();
+        let d: TicTacToe = "....O...X".parse().unwrap();
+        assert_eq!(canonical_form(&c).0, canonical_form(&d).0);
+    }
+}
