@@ -90,8 +90,10 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
             let p = match self.start() {
                 Ok(p) => p,
                 Err(e) => {
-                    out.push(Err(e));
-                    continue;
+                    while out.len() < positions.len() {
+                        out.push(Err(e.clone()));
+                    }
+                    break;
                 }
             };
             let mut sent = out.len();
@@ -153,10 +155,15 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
                 }
             }
             if failed {
-                // Whatever it was doing, start afresh for the rest; lines
-                // sent but unanswered are asked again.
+                // The search stops at its first failure, so the rest of this
+                // chunk is not asked; a later call starts a fresh process.
                 if let Some(mut p) = self.process.take() {
                     p.kill();
+                }
+                while out.len() < positions.len() {
+                    out.push(Err(
+                        "not asked: the bot failed on an earlier position".into()
+                    ));
                 }
             }
         }

@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod console;
 mod external;
+mod grade;
 mod net;
 mod play_notakto;
 mod report;
