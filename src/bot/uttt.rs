@@ -12,8 +12,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::{no_move_forfeit, pick, Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot};
-use crate::game::tictactoe::{nth_set_bit, winning_cells};
-use crate::game::uttt::{line, Uttt, UtttMove};
+use crate::game::tictactoe::{nth_set_bit, winning_cells, FULL};
+use crate::game::uttt::{line, threats, Uttt, UtttMove};
 use crate::game::{Game, MoveList, Outcome, Seat};
 use crate::record::Forfeit;
 
@@ -166,7 +166,7 @@ impl SearchConfig {
         SearchConfig {
             iterations: 20_000,
             time: None,
-            exploration: 0.8,
+            exploration: 0.4,
             solver: true,
             informed: true,
         }
@@ -239,6 +239,20 @@ impl Mcts {
         node.expanded = true;
     }
 
+    /// With the solver, the first child of the freshly expanded `idx` (at
+    /// position `pos`) whose move wins the game at once.
+    fn decisive_child(&self, idx: usize, pos: &Uttt) -> Option<usize> {
+        if !self.config.solver {
+            return None;
+        }
+        let me = pos.to_move();
+        self.children(idx).find(|&i| {
+            let mv = self.nodes[i].mv;
+            let b = mv.board() as usize;
+            line(pos.cells(me, b) | 1 << mv.cell()) && line(pos.won(me) | 1 << b)
+        })
+    }
+
     fn children(&self, idx: usize) -> std::ops::Range<usize> {
         let n = &self.nodes[idx];
         n.first_child as usize..n.first_child as usize + n.children as usize
@@ -294,18 +308,86 @@ impl Mcts {
         }
     }
 
-    /// In a forced board, takes a board-winning cell when there is one
-    /// (which includes every game-winning move there); otherwise random.
+    /// The informed playout policy. It wins the game when one move does,
+    /// else wins a local board, else plays a random cell that does not send
+    /// the opponent to a board it can win at once or to a free choice (when
+    /// such a cell exists), else a random move.
     fn informed_move(&mut self, pos: &Uttt) -> Option<UtttMove> {
-        if let Some(b) = pos.forced() {
-            let me = pos.to_move();
-            let empty = pos.empty(b as usize);
-            let wins = winning_cells(pos.cells(me, b as usize), empty) as u32;
-            let pool = if wins != 0 { wins } else { empty as u32 };
-            let n = self.rng.random_range(0..pool.count_ones());
-            return UtttMove::new(b, nth_set_bit(pool, n) as u8);
+        let boards = pos.playable_boards();
+        if boards == 0 {
+            return None;
         }
-        pos.random_move(&mut self.rng)
+        let me = pos.to_move();
+        let them = me.other();
+        let my_won = pos.won(me);
+        // Local wins: a game win is taken at once; otherwise one board with
+        // a local win is chosen uniformly (reservoir sampling).
+        let mut win_board = u8::MAX;
+        let mut win_cells = 0u16;
+        let mut seen = 0u32;
+        let mut bs = boards;
+        while bs != 0 {
+            let b = bs.trailing_zeros() as u8;
+            bs &= bs - 1;
+            let w = threats(pos.cells(me, b as usize)) & pos.empty(b as usize);
+            if w != 0 {
+                if line(my_won | 1 << b) {
+                    return UtttMove::new(b, w.trailing_zeros() as u8);
+                }
+                seen += 1;
+                if seen == 1 || self.rng.random_range(0..seen) == 0 {
+                    win_board = b;
+                    win_cells = w;
+                }
+            }
+        }
+        if seen > 0 {
+            let n = self.rng.random_range(0..win_cells.count_ones());
+            return UtttMove::new(win_board, nth_set_bit(win_cells as u32, n) as u8);
+        }
+        // Boards the opponent must not be sent to: closed ones (a free
+        // choice) and open ones where it completes a line at once.
+        let closed = pos.closed();
+        let mut danger = closed;
+        let mut open = FULL & !closed;
+        while open != 0 {
+            let k = open.trailing_zeros() as usize;
+            open &= open - 1;
+            if threats(pos.cells(them, k)) & pos.empty(k) != 0 {
+                danger |= 1 << k;
+            }
+        }
+        let mut safe_total = 0;
+        let mut all_total = 0;
+        let mut bs = boards;
+        while bs != 0 {
+            let b = bs.trailing_zeros() as usize;
+            bs &= bs - 1;
+            let e = pos.empty(b);
+            safe_total += (e & !danger).count_ones();
+            all_total += e.count_ones();
+        }
+        let (mask, total) = if safe_total > 0 {
+            (FULL & !danger, safe_total)
+        } else {
+            (FULL, all_total)
+        };
+        if total == 0 {
+            return None;
+        }
+        let mut n = self.rng.random_range(0..total);
+        let mut bs = boards;
+        while bs != 0 {
+            let b = bs.trailing_zeros() as u8;
+            bs &= bs - 1;
+            let e = (pos.empty(b as usize) & mask) as u32;
+            let k = e.count_ones();
+            if n < k {
+                return UtttMove::new(b, nth_set_bit(e, n) as u8);
+            }
+            n -= k;
+        }
+        None
     }
 
     /// Runs the search from `root` and returns the chosen move.
@@ -378,7 +460,13 @@ impl Mcts {
                 None => {
                     if self.nodes[idx].proof == Proof::Unknown {
                         self.expand(idx, &pos);
-                        let child = self.select(idx);
+                        // Decisive move: a child that wins the game at once is
+                        // played (and so proven) straight away, which proves
+                        // this node lost for the player who moved into it.
+                        let child = match self.decisive_child(idx, &pos) {
+                            Some(c) => c,
+                            None => self.select(idx),
+                        };
                         if child != usize::MAX {
                             pos.play_unchecked(self.nodes[child].mv);
                             idx = child;
@@ -540,7 +628,7 @@ impl BuiltinBots for Uttt {
                 params: vec![
                     "iters=20000: iterations per move (reproducible)",
                     "time_ms=N: wall-time budget per move instead (never overruns it)",
-                    "c=0.8: exploration constant",
+                    "c=0.4: exploration constant",
                 ],
             },
             BuiltinInfo {

@@ -26,6 +26,36 @@ pub fn line(mask: u16) -> bool {
     has_line(mask)
 }
 
+/// `THREATS[m]`: the cells that would complete a line for a player holding
+/// the 9-bit mask `m` (empty or not; the caller masks with the empty cells).
+/// A table, because informed playouts ask this on every move.
+static THREATS: [u16; 512] = threat_table();
+
+const fn threat_table() -> [u16; 512] {
+    let lines: [u16; 8] = [0o007, 0o070, 0o700, 0o111, 0o222, 0o444, 0o421, 0o124];
+    let mut t = [0u16; 512];
+    let mut m = 0;
+    while m < 512 {
+        let mut k = 0;
+        while k < 8 {
+            let missing = lines[k] & !(m as u16);
+            if missing.count_ones() == 1 {
+                t[m] |= missing;
+            }
+            k += 1;
+        }
+        m += 1;
+    }
+    t
+}
+
+/// Cells that would complete a line for a player holding `mask`; mask the
+/// result with the board's empty cells to get the playable winning cells.
+#[inline(always)]
+pub fn threats(mask: u16) -> u16 {
+    THREATS[(mask & FULL) as usize]
+}
+
 /// "Any open board": the `forced` value of a free move.
 pub const ANY: u8 = 9;
 
@@ -693,6 +723,17 @@ mod tests {
         let bad = text.replace("/9/", "/0/");
         let e = bad.parse::<Uttt>().unwrap_err().to_string();
         assert!(e.contains("closed"), "{e}");
+    }
+
+    #[test]
+    fn threat_table_matches_the_line_scan() {
+        for own in 0..512u16 {
+            assert_eq!(
+                threats(own) & !own,
+                crate::game::tictactoe::winning_cells(own, FULL & !own),
+                "{own:09b}"
+            );
+        }
     }
 
     #[test]
