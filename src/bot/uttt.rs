@@ -158,6 +158,9 @@ pub struct SearchConfig {
     /// Informed playouts: take a game-winning or board-winning move when the
     /// playout can; otherwise random.
     pub informed: bool,
+    /// Tree reuse: keep the subtree of the position reached two plies
+    /// later (our move, then the reply) for the next search.
+    pub reuse: bool,
 }
 
 impl SearchConfig {
@@ -166,9 +169,10 @@ impl SearchConfig {
         SearchConfig {
             iterations: 20_000,
             time: None,
-            exploration: 0.4,
+            exploration: 0.5,
             solver: true,
             informed: true,
+            reuse: true,
         }
     }
 
@@ -180,6 +184,7 @@ impl SearchConfig {
             exploration: std::f32::consts::SQRT_2,
             solver: false,
             informed: false,
+            reuse: false,
         }
     }
 }
@@ -200,6 +205,8 @@ pub struct Mcts {
     config: SearchConfig,
     rng: SmallRng,
     nodes: Vec<Node>,
+    /// The position at the root of `nodes`, kept for tree reuse.
+    tree_root: Option<Uttt>,
     last: SearchStats,
 }
 
@@ -210,6 +217,7 @@ impl Mcts {
             config,
             rng: SmallRng::seed_from_u64(seed),
             nodes: Vec::new(),
+            tree_root: None,
             last: SearchStats::default(),
         }
     }
@@ -237,6 +245,57 @@ impl Mcts {
         node.first_child = first;
         node.children = moves.len() as u8;
         node.expanded = true;
+    }
+
+    /// Makes the node of `root` the root of the tree when `root` lies one
+    /// or two plies below the previous root; returns whether it did.
+    fn reroot(&mut self, root: &Uttt) -> bool {
+        let Some(prev) = self.tree_root else {
+            return false;
+        };
+        if self.nodes.is_empty() || prev == *root {
+            return !self.nodes.is_empty() && prev == *root;
+        }
+        let mut found = None;
+        'outer: for c in self.children(0) {
+            let mut p1 = prev;
+            p1.play_unchecked(self.nodes[c].mv);
+            if p1 == *root {
+                found = Some(c);
+                break;
+            }
+            if p1.ply() >= root.ply() {
+                continue;
+            }
+            for g in self.children(c) {
+                let mut p2 = p1;
+                p2.play_unchecked(self.nodes[g].mv);
+                if p2 == *root {
+                    found = Some(g);
+                    break 'outer;
+                }
+            }
+        }
+        let Some(start) = found else {
+            return false;
+        };
+        // Copy the subtree breadth first so that children stay contiguous.
+        let mut fresh = Vec::with_capacity(self.nodes.len());
+        fresh.push(self.nodes[start].clone());
+        let mut next = 0;
+        while next < fresh.len() {
+            let node: &Node = &fresh[next];
+            if node.expanded {
+                let first = node.first_child as usize;
+                let count = node.children as usize;
+                let new_first = fresh.len() as u32;
+                fresh[next].first_child = new_first;
+                fresh.extend_from_slice(&self.nodes[first..first + count]);
+            }
+            next += 1;
+        }
+        self.nodes = fresh;
+        true
     }
 
     /// With the solver, the first child of the freshly expanded `idx` (at
@@ -407,16 +466,19 @@ impl Mcts {
                 return Some(mv);
             }
         }
-        self.nodes.clear();
-        self.nodes.push(Node {
-            mv: moves[0],
-            first_child: 0,
-            children: 0,
-            expanded: false,
-            visits: 0,
-            reward: 0.0,
-            proof: Proof::Unknown,
-        });
+        if !(self.config.reuse && self.reroot(root)) {
+            self.nodes.clear();
+            self.nodes.push(Node {
+                mv: moves[0],
+                first_child: 0,
+                children: 0,
+                expanded: false,
+                visits: 0,
+                reward: 0.0,
+                proof: Proof::Unknown,
+            });
+        }
+        self.tree_root = Some(*root);
         let started = Instant::now();
         let mut done = 0;
         let mut path: Vec<usize> = Vec::with_capacity(96);
@@ -628,7 +690,7 @@ impl BuiltinBots for Uttt {
                 params: vec![
                     "iters=20000: iterations per move (reproducible)",
                     "time_ms=N: wall-time budget per move instead (never overruns it)",
-                    "c=0.4: exploration constant",
+                    "c=0.5: exploration constant",
                 ],
             },
             BuiltinInfo {
@@ -801,6 +863,102 @@ mod tests {
             score += p.outcome().unwrap().points(seat);
         }
         assert!(score >= 9.0, "optimal scored {score}/{games}");
+    }
+
+    #[test]
+    fn tree_reuse_keeps_the_subtree_two_plies_down() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let mut m = Mcts::new(SearchConfig::optimal(), 5);
+        m.config.iterations = 3000;
+        let mv = m.search(&p).unwrap();
+        let child = m
+            .children(0)
+            .find(|&i| m.nodes[i].mv == mv)
+            .expect("the chosen move is a root child");
+        let reply = m
+            .children(child)
+            .max_by_key(|&i| m.nodes[i].visits)
+            .expect("the chosen move was expanded");
+        let (reply_mv, reply_visits) = (m.nodes[reply].mv, m.nodes[reply].visits);
+        let mut next = p;
+        next.play_unchecked(mv);
+        next.play_unchecked(reply_mv);
+        assert!(m.reroot(&next));
+        assert_eq!(m.nodes[0].visits, reply_visits);
+        // Every kept child is a legal move of the new root.
+        for i in m.children(0) {
+            assert!(next.is_legal(m.nodes[i].mv));
+        }
+        // A position not below the old root starts a fresh tree.
+        assert!(!m.reroot(&play(&[(0, 0)])));
+    }
+
+    #[test]
+    fn games_with_tree_reuse_replay_exactly() {
+        let game = |seed: u64| {
+            let mut a = bot("optimal", "iters=400", seed);
+            let mut b = bot("optimal", "iters=400", seed + 1);
+            let mut p = Uttt::new();
+            let mut moves = Vec::new();
+            while !p.is_over() {
+                let bot = if p.ply() % 2 == 0 { &mut a } else { &mut b };
+                let mv = bot.select_move(&p).unwrap();
+                moves.push(mv);
+                p.play_unchecked(mv);
+            }
+            moves
+        };
+        assert_eq!(game(9), game(9));
+    }
+
+    #[test]
+    fn playouts_take_a_game_win_on_a_free_move() {
+        // X has boards 0 and 1 and two in a row on board 2; the move is free
+        // (board 5, where the last move sent X, is full).
+        let text = [
+            "XXX.OO...",
+            "XXXOO....",
+            "XX.......",
+            "..O......",
+            ".........",
+            "XOXXOOOXX",
+            "........O",
+            "O...O....",
+            "O........",
+        ]
+        .concat()
+            + "/9/XX...=...";
+        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let mut m = Mcts::new(SearchConfig::optimal(), 3);
+        for _ in 0..20 {
+            assert_eq!(m.informed_move(&p), UtttMove::new(2, 2));
+        }
+    }
+
+    #[test]
+    fn playouts_avoid_sending_to_an_opponent_win() {
+        // X to move in board 4; O threatens a win on boards 0 and 2, and
+        // board 8 is closed: cells 0, 2 and 8 are avoided.
+        let text = [
+            "OO.......",
+            ".........",
+            "O.O.O....",
+            "X........",
+            ".........",
+            "X........",
+            ".........",
+            ".........",
+            "XXX......",
+        ]
+        .concat()
+            + "/4/........X";
+        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let mut m = Mcts::new(SearchConfig::optimal(), 4);
+        for _ in 0..200 {
+            let mv = m.informed_move(&p).unwrap();
+            assert_eq!(mv.board(), 4);
+            assert!(![0, 2, 8].contains(&mv.cell()), "{mv}");
+        }
     }
 
     #[test]
