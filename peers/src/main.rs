@@ -1,0 +1,203 @@
+//! Peer comparison of referee's UTTT engine with the `board-game` crate
+//! (KarelPeeters/board-game-rs, which calls the game STTT):
+//!
+//! 1. random playouts per second of both boards, on the same run;
+//! 2. MCTS iterations per second of both engines from the empty board;
+//! 3. paired games, our `optimal` against board-game's `MCTSBot`, at equal
+//!    wall time per move.
+//!
+//! `MCTSBot` only takes an iteration budget, so its budget per move is
+//! calibrated from its measured iterations per second (the rate in the
+//! opening, where the tree is largest and iterations slowest, which is in
+//! its favour later in the game). Our engine runs with `time_ms`.
+//!
+//! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
+//! (defaults: 200 games at 100 ms).
+
+use std::time::{Duration, Instant};
+
+use board_game::ai::mcts::MCTSBot;
+use board_game::ai::Bot as PeerBot;
+use board_game::board::{Board as PeerBoard, Outcome as PeerOutcome, Player};
+use board_game::games::sttt::{Coord, STTTBoard};
+use rand::SeedableRng as _;
+use rand08::SeedableRng as _;
+use referee::bot::uttt::{Mcts, SearchConfig};
+use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
+use referee::standings::{elo_interval, Wdl};
+
+/// The board-game crate's coordinate of our move: both number the macro
+/// boards and their cells 0..8 row-major, so the index is board * 9 + cell.
+fn to_peer(mv: UtttMove) -> Coord {
+    Coord::from_oo(mv.board(), mv.cell())
+}
+
+fn from_peer(c: Coord) -> Option<UtttMove> {
+    UtttMove::new(c.om(), c.os())
+}
+
+fn playouts_per_second() -> (f64, f64) {
+    let span = Duration::from_secs(3);
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+    let start = Instant::now();
+    let mut ours = 0u64;
+    let mut wins = 0u64;
+    while start.elapsed() < span {
+        for _ in 0..1000 {
+            let mut p = Uttt::new();
+            if p.random_playout(&mut rng).winner().is_some() {
+                wins += 1;
+            }
+        }
+        ours += 1000;
+    }
+    let ours_rate = ours as f64 / start.elapsed().as_secs_f64();
+    let mut rng = rand08::rngs::SmallRng::seed_from_u64(1);
+    let start = Instant::now();
+    let mut theirs = 0u64;
+    while start.elapsed() < span {
+        for _ in 0..1000 {
+            let mut b = STTTBoard::default();
+            while !b.is_done() {
+                if b.play_random_available_move(&mut rng).is_err() {
+                    break;
+                }
+            }
+            if matches!(b.outcome(), Some(PeerOutcome::WonBy(_))) {
+                wins += 1;
+            }
+        }
+        theirs += 1000;
+    }
+    let theirs_rate = theirs as f64 / start.elapsed().as_secs_f64();
+    std::hint::black_box(wins);
+    (ours_rate, theirs_rate)
+}
+
+fn iterations_per_second() -> (f64, f64, f64) {
+    let iters = 100_000u32;
+    let root = Uttt::new();
+    let mut rate = |cfg: SearchConfig| {
+        let mut m = Mcts::new(SearchConfig { iterations: iters, ..cfg }, 1);
+        let start = Instant::now();
+        std::hint::black_box(m.search(&root));
+        m.stats().iterations as f64 / start.elapsed().as_secs_f64()
+    };
+    let optimal = rate(SearchConfig::optimal());
+    let uct = rate(SearchConfig::plain_uct());
+    let mut bot = MCTSBot::new(
+        iters as u64,
+        2.0,
+        rand08::rngs::SmallRng::seed_from_u64(1),
+    );
+    let start = Instant::now();
+    let board = STTTBoard::default();
+    std::hint::black_box(bot.select_move(&board).ok());
+    let theirs = iters as f64 / start.elapsed().as_secs_f64();
+    (optimal, uct, theirs)
+}
+
+/// Plays one game from `opening` (moves applied to both boards) and returns
+/// the result for our engine, which plays `ours`.
+fn play_game(opening: &[UtttMove], ours: Seat, ms: u64, peer_iters: u64, seed: u64) -> f64 {
+    let mut pos = Uttt::new();
+    let mut peer = STTTBoard::default();
+    for &mv in opening {
+        pos.play_unchecked(mv);
+        peer.play(to_peer(mv)).expect("the opening is legal on both boards");
+    }
+    let cfg = SearchConfig {
+        iterations: u32::MAX,
+        time: Some(Duration::from_millis(ms)),
+        ..SearchConfig::optimal()
+    };
+    let mut engine = Mcts::new(cfg, seed);
+    let mut theirs = MCTSBot::new(
+        peer_iters,
+        2.0,
+        rand08::rngs::SmallRng::seed_from_u64(seed ^ 0x5eed),
+    );
+    while !pos.is_over() {
+        let mv = if pos.to_move() == ours {
+            engine.search(&pos).expect("a move while the game is on")
+        } else {
+            let c = theirs
+                .select_move(&peer)
+                .expect("board-game has a move while the game is on");
+            from_peer(c).expect("board-game coordinates are in range")
+        };
+        assert!(pos.is_legal(mv), "illegal move {mv} in {pos}");
+        pos.play_unchecked(mv);
+        peer.play(to_peer(mv)).expect("the same move is legal on both boards");
+    }
+    // Both boards must agree on the result.
+    let peer_result = peer.outcome();
+    let result = pos.outcome().expect("game over");
+    match (result, peer_result) {
+        (Outcome::Draw, Some(PeerOutcome::Draw)) => {}
+        (Outcome::Win(Seat::One), Some(PeerOutcome::WonBy(Player::A))) => {}
+        (Outcome::Win(Seat::Two), Some(PeerOutcome::WonBy(Player::B))) => {}
+        (a, b) => panic!("the boards disagree: {a:?} against {b:?}"),
+    }
+    result.points(ours)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let games: u64 = match args.first().map(|s| s.parse()) {
+        None => 200,
+        Some(Ok(n)) if n >= 2 => n,
+        _ => {
+            eprintln!("usage: referee-peers [GAMES (even, >= 2)] [MS,MS,...]");
+            std::process::exit(2);
+        }
+    };
+    let times: Vec<u64> = match args.get(1) {
+        None => vec![100],
+        Some(s) => match s.split(',').map(|t| t.trim().parse()).collect() {
+            Ok(v) => v,
+            Err(_) => {
+                eprintln!("bad time list '{s}': expected milliseconds like 100,1000");
+                std::process::exit(2);
+            }
+        },
+    };
+    let (ours, theirs) = playouts_per_second();
+    println!("random playouts/s   referee {ours:>12.0}   board-game {theirs:>12.0}");
+    let (opt, uct, bg) = iterations_per_second();
+    println!(
+        "MCTS iterations/s   referee optimal {opt:>10.0}   referee uct {uct:>10.0}   board-game MCTSBot {bg:>10.0}"
+    );
+    println!();
+    println!("| opponent | time per move | games | score | Elo (95 % interval) |");
+    println!("|---|---|---|---|---|");
+    for ms in times {
+        let peer_iters = ((bg * ms as f64 / 1000.0) as u64).max(1);
+        let mut wdl = Wdl::default();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(ms);
+        for pair in 0..games / 2 {
+            // Two random plies per pair; each bot plays both seats from them.
+            let mut opening = Vec::new();
+            let mut p = Uttt::new();
+            for _ in 0..2 {
+                let mv = p.random_move(&mut rng).expect("the opening has moves");
+                opening.push(mv);
+                p.play_unchecked(mv);
+            }
+            for (k, seat) in [Seat::One, Seat::Two].into_iter().enumerate() {
+                wdl.add(play_game(&opening, seat, ms, peer_iters, pair * 2 + k as u64));
+            }
+            eprint!("\r{ms} ms: {} games, score {:.3}", wdl.games(), wdl.score());
+        }
+        eprintln!();
+        let (elo, lo, hi) = elo_interval(&wdl);
+        println!(
+            "| board-game MCTSBot ({peer_iters} iterations ≈ {ms} ms) | {ms} ms | {} | {:.1} % (+{} ={} -{}) | {elo:+.0} [{lo:+.0}, {hi:+.0}] |",
+            wdl.games(),
+            100.0 * wdl.score(),
+            wdl.wins,
+            wdl.draws,
+            wdl.losses
+        );
+    }
+}
