@@ -901,7 +901,11 @@ mod tests {
             let mut p = Uttt::new();
             let mut moves = Vec::new();
             while !p.is_over() {
-                let bot = if p.ply().is_multiple_of(2) { &mut a } else { &mut b };
+                let bot = if p.ply().is_multiple_of(2) {
+                    &mut a
+                } else {
+                    &mut b
+                };
                 let mv = bot.select_move(&p).unwrap();
                 moves.push(mv);
                 p.play_unchecked(mv);
