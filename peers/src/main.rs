@@ -77,19 +77,21 @@ fn playouts_per_second() -> (f64, f64) {
 fn iterations_per_second() -> (f64, f64, f64) {
     let iters = 100_000u32;
     let root = Uttt::new();
-    let mut rate = |cfg: SearchConfig| {
-        let mut m = Mcts::new(SearchConfig { iterations: iters, ..cfg }, 1);
+    let rate = |cfg: SearchConfig| {
+        let mut m = Mcts::new(
+            SearchConfig {
+                iterations: iters,
+                ..cfg
+            },
+            1,
+        );
         let start = Instant::now();
         std::hint::black_box(m.search(&root));
         m.stats().iterations as f64 / start.elapsed().as_secs_f64()
     };
     let optimal = rate(SearchConfig::optimal());
     let uct = rate(SearchConfig::plain_uct());
-    let mut bot = MCTSBot::new(
-        iters as u64,
-        2.0,
-        rand08::rngs::SmallRng::seed_from_u64(1),
-    );
+    let mut bot = MCTSBot::new(iters as u64, 2.0, rand08::rngs::SmallRng::seed_from_u64(1));
     let start = Instant::now();
     let board = STTTBoard::default();
     std::hint::black_box(bot.select_move(&board).ok());
@@ -104,7 +106,8 @@ fn play_game(opening: &[UtttMove], ours: Seat, ms: u64, peer_iters: u64, seed: u
     let mut peer = STTTBoard::default();
     for &mv in opening {
         pos.play_unchecked(mv);
-        peer.play(to_peer(mv)).expect("the opening is legal on both boards");
+        peer.play(to_peer(mv))
+            .expect("the opening is legal on both boards");
     }
     let cfg = SearchConfig {
         iterations: u32::MAX,
@@ -128,7 +131,8 @@ fn play_game(opening: &[UtttMove], ours: Seat, ms: u64, peer_iters: u64, seed: u
         };
         assert!(pos.is_legal(mv), "illegal move {mv} in {pos}");
         pos.play_unchecked(mv);
-        peer.play(to_peer(mv)).expect("the same move is legal on both boards");
+        peer.play(to_peer(mv))
+            .expect("the same move is legal on both boards");
     }
     // Both boards must agree on the result.
     let peer_result = peer.outcome();
@@ -185,7 +189,13 @@ fn main() {
                 p.play_unchecked(mv);
             }
             for (k, seat) in [Seat::One, Seat::Two].into_iter().enumerate() {
-                wdl.add(play_game(&opening, seat, ms, peer_iters, pair * 2 + k as u64));
+                wdl.add(play_game(
+                    &opening,
+                    seat,
+                    ms,
+                    peer_iters,
+                    pair * 2 + k as u64,
+                ));
             }
             eprint!("\r{ms} ms: {} games, score {:.3}", wdl.games(), wdl.score());
         }
