@@ -174,3 +174,31 @@ fn a_console_display_bug_is_a_malformed_forfeit_with_a_diff() {
         assert!(f.detail.contains("+A      B      C"), "{}", f.detail);
     }
 }
+
+#[test]
+fn a_console_notakto_ai_passes_sampled_grading_as_player_1() {
+    let path = root().join("tests/fixtures/console/notakto_ai.py");
+    let bot = format!("console:python3 {}", path.display());
+    let o = run(&["grade", "notakto", &bot, "--games", "100", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["games"], 100);
+    assert_eq!(v["wins"], 100);
+    let o = run(&[
+        "grade",
+        "notakto",
+        &format!("{bot} --display-bug"),
+        "--games",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let reason = v["failures"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("malformed") && reason.contains("+A      B      C"),
+        "{v}"
+    );
+}

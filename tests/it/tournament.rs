@@ -66,7 +66,13 @@ fn games_without_times(dir: &str) -> Vec<Value> {
 #[test]
 fn every_bundled_tournament_runs_to_the_end() {
     let tmp = TempDir::new("bundled");
-    for name in ["tictactoe", "tictactoe-external", "notakto", "uttt"] {
+    for name in [
+        "tictactoe",
+        "tictactoe-external",
+        "notakto",
+        "uttt",
+        "uttt-functions",
+    ] {
         let out = tmp.path(name);
         let file = format!("tournaments/{name}.toml");
         let o = run(&["tournament", &file, "--out", &out, "--jobs", "2"]);
