@@ -17,15 +17,12 @@
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
-use super::external::END_GRACE;
+use super::external::{process_forfeit, END_GRACE};
 use super::process::{BotProcess, Reply};
 use super::spec::ExternalSpec;
 use super::{Bot, TimeControl};
 use crate::game::{Game, GameKind, Outcome, Seat};
-use crate::record::{escape_line, Forfeit, ForfeitReason};
-
-/// How many bytes of stderr a forfeit record keeps.
-const STDERR_TAIL: usize = 2048;
+use crate::record::{Forfeit, ForfeitReason};
 
 /// Finds the end of the first `Player N: ` prompt in `buf`.
 fn find_prompt(buf: &[u8]) -> Option<usize> {
@@ -81,15 +78,7 @@ impl<G: Game> ConsoleBot<G> {
         line: Option<&[u8]>,
         pos: &G,
     ) -> Forfeit {
-        let mut f = Forfeit::new(reason, detail);
-        f.line = line.map(escape_line);
-        f.position = pos.to_string();
-        if let Some(mut p) = self.process.take() {
-            p.kill();
-            f.exit_status = p.exit_status();
-            f.stderr_tail = p.stderr_tail(STDERR_TAIL);
-        }
-        f
+        process_forfeit(self.process.take(), reason, detail, line, pos)
     }
 
     /// Reads up to the next prompt, checks the board drawn before it against

@@ -20,6 +20,27 @@ pub const END_GRACE: Duration = Duration::from_secs(1);
 /// How many bytes of stderr a forfeit record keeps.
 pub const FORFEIT_STDERR_TAIL: usize = 2048;
 
+/// Builds a forfeit with everything known about a bot process: the raw
+/// line (escaped), the position, and, after killing the process group at
+/// once, its exit status and stderr tail.
+pub fn process_forfeit<G: Game>(
+    process: Option<BotProcess>,
+    reason: ForfeitReason,
+    detail: String,
+    line: Option<&[u8]>,
+    pos: &G,
+) -> Forfeit {
+    let mut f = Forfeit::new(reason, detail);
+    f.line = line.map(escape_line);
+    f.position = pos.to_string();
+    if let Some(mut p) = process {
+        p.kill();
+        f.exit_status = p.exit_status();
+        f.stderr_tail = p.stderr_tail(FORFEIT_STDERR_TAIL);
+    }
+    f
+}
+
 /// A bot that runs an external program speaking protocol v1.
 ///
 /// `begin` starts the process; `end` sends the end line and closes its
@@ -107,13 +128,8 @@ impl<G: Game> ExternalBot<G> {
         line: Option<&[u8]>,
         pos: &G,
     ) -> Forfeit {
-        let mut f = Forfeit::new(reason, detail);
-        f.line = line.map(escape_line);
-        f.position = pos.to_string();
-        if let Some(mut p) = self.process.take() {
-            p.kill();
-            f.exit_status = p.exit_status();
-            f.stderr_tail = p.stderr_tail(FORFEIT_STDERR_TAIL);
+        let f = process_forfeit(self.process.take(), reason, detail, line, pos);
+        if f.exit_status.is_some() {
             self.exit_status = f.exit_status.clone();
         }
         f
