@@ -22,7 +22,7 @@ fn bench(c: &mut Criterion) {
         ("optimal_move_midgame_won", "X...X..../.X......./....X...."),
     ] {
         let pos: Notakto = text.parse().expect("valid position");
-        let mut bot = Optimal::new(1);
+        let mut bot = Optimal::bot(1);
         g.bench_function(name, |b| b.iter(|| bot.select_move(&pos).expect("a move")));
     }
     const BATCH: u64 = 10_000;

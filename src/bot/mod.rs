@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::game::{Game, Outcome, Seat};
+use crate::game::{Game, MoveList, Outcome, Seat};
 use crate::record::Forfeit;
 
 pub mod console;
@@ -297,6 +297,39 @@ pub fn pick<T: Copy, R: rand::Rng + ?Sized>(best: &[T], rng: &mut R) -> Option<T
         None
     } else {
         Some(best[rng.random_range(0..best.len())])
+    }
+}
+
+/// A bot that picks uniformly, with its own seeded generator, among the
+/// moves a rule allows: the shape of every rule-based built-in (`greedy`,
+/// and `optimal` where a solver gives the set of best moves).
+pub struct RuleBot<G: Game> {
+    name: &'static str,
+    rule: fn(&G) -> MoveList<G::Move>,
+    rng: rand_chacha::ChaCha8Rng,
+}
+
+impl<G: Game> RuleBot<G> {
+    /// A bot named `name` that plays one of `rule(pos)`, seeded by `seed`.
+    pub fn new(name: &'static str, rule: fn(&G) -> MoveList<G::Move>, seed: u64) -> Self {
+        RuleBot {
+            name,
+            rule,
+            rng: crate::seed::rng(seed),
+        }
+    }
+}
+
+impl<G: Game> Bot<G> for RuleBot<G> {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn select_move(&mut self, pos: &G) -> Result<G::Move, Forfeit> {
+        if pos.is_over() {
+            return Err(no_move_forfeit(pos));
+        }
+        pick(&(self.rule)(pos), &mut self.rng).ok_or_else(|| no_move_forfeit(pos))
     }
 }
 

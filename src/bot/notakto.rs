@@ -20,13 +20,10 @@ pub mod solver;
 
 use std::sync::OnceLock;
 
-use rand_chacha::ChaCha8Rng;
-
-use super::{no_move_forfeit, pick, Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot};
+use super::{Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot, RuleBot};
 use crate::game::notakto::{Notakto, NotaktoMove};
 use crate::game::tictactoe::{has_line, FULL};
 use crate::game::{Game, MoveList};
-use crate::record::Forfeit;
 
 /// Number of elements of the quotient monoid. Element 0 is the identity:
 /// the value of a dead board and of the empty sum.
@@ -249,16 +246,12 @@ impl ReplyCounter {
 /// Perfect play from the misère quotient. In a won position it picks at
 /// random among the winning moves; in a lost one it leaves the opponent the
 /// fewest winning replies, and kills the last board only when it must.
-pub struct Optimal {
-    rng: ChaCha8Rng,
-}
+pub struct Optimal;
 
 impl Optimal {
     /// An optimal bot; the seed only breaks ties.
-    pub fn new(seed: u64) -> Self {
-        Optimal {
-            rng: crate::seed::rng(seed),
-        }
+    pub fn bot(seed: u64) -> RuleBot<Notakto> {
+        RuleBot::new("optimal", Self::candidates, seed)
     }
 
     /// The moves this bot chooses among in `pos`.
@@ -290,16 +283,6 @@ impl Optimal {
     }
 }
 
-impl Bot<Notakto> for Optimal {
-    fn name(&self) -> &str {
-        "optimal"
-    }
-
-    fn select_move(&mut self, pos: &Notakto) -> Result<NotaktoMove, Forfeit> {
-        pick(&Self::candidates(pos), &mut self.rng).ok_or_else(|| no_move_forfeit(pos))
-    }
-}
-
 fn kills_board(pos: &Notakto, mv: NotaktoMove) -> bool {
     has_line(pos.board(mv.board() as usize) | 1 << mv.cell())
 }
@@ -310,22 +293,18 @@ fn kills_last_board(pos: &Notakto, mv: NotaktoMove) -> bool {
 
 /// A beginner's rules: never kill the last live board while another move
 /// exists, and prefer moves that kill no board; random among equals.
-pub struct Greedy {
-    rng: ChaCha8Rng,
-}
+pub struct Greedy;
 
 impl Greedy {
     /// A greedy bot seeded by `seed`.
-    pub fn new(seed: u64) -> Self {
-        Greedy {
-            rng: crate::seed::rng(seed),
-        }
+    pub fn bot(seed: u64) -> RuleBot<Notakto> {
+        RuleBot::new("greedy", Self::candidates, seed)
     }
 
     /// The moves the rules allow in `pos`, all equally good to them.
-    pub fn candidates(pos: &Notakto) -> Vec<NotaktoMove> {
+    pub fn candidates(pos: &Notakto) -> MoveList<NotaktoMove> {
         let moves = pos.legal_moves();
-        let quiet: Vec<NotaktoMove> = moves
+        let quiet: MoveList<NotaktoMove> = moves
             .iter()
             .copied()
             .filter(|&m| !kills_board(pos, m))
@@ -333,7 +312,7 @@ impl Greedy {
         if !quiet.is_empty() {
             return quiet;
         }
-        let not_last: Vec<NotaktoMove> = moves
+        let not_last: MoveList<NotaktoMove> = moves
             .iter()
             .copied()
             .filter(|&m| !kills_last_board(pos, m))
@@ -341,17 +320,7 @@ impl Greedy {
         if !not_last.is_empty() {
             return not_last;
         }
-        moves.to_vec()
-    }
-}
-
-impl Bot<Notakto> for Greedy {
-    fn name(&self) -> &str {
-        "greedy"
-    }
-
-    fn select_move(&mut self, pos: &Notakto) -> Result<NotaktoMove, Forfeit> {
-        pick(&Self::candidates(pos), &mut self.rng).ok_or_else(|| no_move_forfeit(pos))
+        moves
     }
 }
 
@@ -384,8 +353,8 @@ impl BuiltinBots for Notakto {
         params.only(&[])?;
         Ok(match name {
             "random" => Some(Box::new(RandomBot::<Notakto>::new(seed))),
-            "greedy" => Some(Box::new(Greedy::new(seed))),
-            "optimal" => Some(Box::new(Optimal::new(seed))),
+            "greedy" => Some(Box::new(Greedy::bot(seed))),
+            "optimal" => Some(Box::new(Optimal::bot(seed))),
             _ => None,
         })
     }

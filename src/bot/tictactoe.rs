@@ -4,17 +4,14 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use rand_chacha::ChaCha8Rng;
-
-use super::{no_move_forfeit, pick, Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot};
+use super::{Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot, RuleBot};
 use crate::game::tictactoe::{winning_cells, Cell, TicTacToe};
-use crate::game::{Game, Outcome};
-use crate::record::Forfeit;
+use crate::game::{Game, MoveList, Outcome};
 
 const CORNERS: u16 = 1 << 0 | 1 << 2 | 1 << 6 | 1 << 8;
 const CENTRE: u16 = 1 << 4;
 
-fn cells_of(mask: u16) -> Vec<Cell> {
+fn cells_of(mask: u16) -> MoveList<Cell> {
     (0..9u8)
         .filter(|i| mask & (1 << i) != 0)
         .filter_map(Cell::new)
@@ -23,16 +20,12 @@ fn cells_of(mask: u16) -> Vec<Cell> {
 
 /// The classic heuristic from the seeds: win if possible, else block, else a
 /// corner, else the centre, else a side; random among equals.
-pub struct Greedy {
-    rng: ChaCha8Rng,
-}
+pub struct Greedy;
 
 impl Greedy {
     /// A greedy bot seeded by `seed`.
-    pub fn new(seed: u64) -> Self {
-        Greedy {
-            rng: crate::seed::rng(seed),
-        }
+    pub fn bot(seed: u64) -> RuleBot<TicTacToe> {
+        RuleBot::new("greedy", |p| cells_of(Self::candidates(p)), seed)
     }
 
     /// The set of moves the rules allow in `pos` (all equally good to them).
@@ -53,19 +46,6 @@ impl Greedy {
             }
         }
         empty
-    }
-}
-
-impl Bot<TicTacToe> for Greedy {
-    fn name(&self) -> &str {
-        "greedy"
-    }
-
-    fn select_move(&mut self, pos: &TicTacToe) -> Result<Cell, Forfeit> {
-        if pos.is_over() {
-            return Err(no_move_forfeit(pos));
-        }
-        pick(&cells_of(Self::candidates(pos)), &mut self.rng).ok_or_else(|| no_move_forfeit(pos))
     }
 }
 
@@ -140,26 +120,12 @@ pub fn best_moves(pos: &TicTacToe) -> Vec<Cell> {
 
 /// Perfect play: never loses, wins every won position as fast as possible,
 /// loses as slowly as possible, random among equally good moves.
-pub struct Optimal {
-    rng: ChaCha8Rng,
-}
+pub struct Optimal;
 
 impl Optimal {
     /// An optimal bot seeded by `seed` (the seed only breaks ties).
-    pub fn new(seed: u64) -> Self {
-        Optimal {
-            rng: crate::seed::rng(seed),
-        }
-    }
-}
-
-impl Bot<TicTacToe> for Optimal {
-    fn name(&self) -> &str {
-        "optimal"
-    }
-
-    fn select_move(&mut self, pos: &TicTacToe) -> Result<Cell, Forfeit> {
-        pick(&best_moves(pos), &mut self.rng).ok_or_else(|| no_move_forfeit(pos))
+    pub fn bot(seed: u64) -> RuleBot<TicTacToe> {
+        RuleBot::new("optimal", |p| best_moves(p).into_iter().collect(), seed)
     }
 }
 
@@ -192,8 +158,8 @@ impl BuiltinBots for TicTacToe {
         params.only(&[])?;
         Ok(match name {
             "random" => Some(Box::new(RandomBot::<TicTacToe>::new(seed))),
-            "greedy" => Some(Box::new(Greedy::new(seed))),
-            "optimal" => Some(Box::new(Optimal::new(seed))),
+            "greedy" => Some(Box::new(Greedy::bot(seed))),
+            "optimal" => Some(Box::new(Optimal::bot(seed))),
             _ => None,
         })
     }

@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
-use super::{no_move_forfeit, pick, Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot};
+use super::{no_move_forfeit, Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot, RuleBot};
 use crate::game::tictactoe::{nth_set_bit, winning_cells, FULL};
 use crate::game::uttt::{line, threats, Uttt, UtttMove};
 use crate::game::{Game, MoveList, Outcome, Seat};
@@ -58,16 +57,12 @@ fn mover_can_win_a_board(pos: &Uttt) -> bool {
 /// board, else block the opponent's local win, else avoid sending the
 /// opponent to a board where they can win at once or to a free choice;
 /// random among equals.
-pub struct Greedy {
-    rng: ChaCha8Rng,
-}
+pub struct Greedy;
 
 impl Greedy {
     /// A greedy bot seeded by `seed`.
-    pub fn new(seed: u64) -> Self {
-        Greedy {
-            rng: crate::seed::rng(seed),
-        }
+    pub fn bot(seed: u64) -> RuleBot<Uttt> {
+        RuleBot::new("greedy", Self::candidates, seed)
     }
 
     /// The moves the rules allow in `pos`, all equally good to them.
@@ -108,16 +103,6 @@ impl Greedy {
         } else {
             safe
         }
-    }
-}
-
-impl Bot<Uttt> for Greedy {
-    fn name(&self) -> &str {
-        "greedy"
-    }
-
-    fn select_move(&mut self, pos: &Uttt) -> Result<UtttMove, Forfeit> {
-        pick(&Self::candidates(pos), &mut self.rng).ok_or_else(|| no_move_forfeit(pos))
     }
 }
 
@@ -717,7 +702,7 @@ impl BuiltinBots for Uttt {
             }
             "greedy" => {
                 params.only(&[])?;
-                Some(Box::new(Greedy::new(seed)))
+                Some(Box::new(Greedy::bot(seed)))
             }
             "optimal" => {
                 let cfg = search_config(SearchConfig::optimal(), params)?;
