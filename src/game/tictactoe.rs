@@ -98,6 +98,51 @@ pub(crate) fn nth_set_bit(mut bits: u32, n: u32) -> u32 {
     bits.trailing_zeros()
 }
 
+/// `NTH_MASK[m][n]`: the `n`-th set bit of the 9-bit mask `m` as a mask,
+/// so that a playout step is one load and no shift on its critical path.
+static NTH_MASK: [[u16; 9]; 512] = nth_mask_table();
+
+const fn nth_mask_table() -> [[u16; 9]; 512] {
+    let mut t = [[0u16; 9]; 512];
+    let mut m = 0;
+    while m < 512 {
+        let mut n = 0;
+        while n < 9 {
+            t[m][n] = 1 << NTH_BIT[m][n];
+            n += 1;
+        }
+        m += 1;
+    }
+    t
+}
+
+/// `COUNT9[m]`: the number of set bits of the 9-bit mask `m` (a lookup is
+/// faster than `count_ones` on CPUs where the build cannot assume `popcnt`).
+static COUNT9: [u8; 512] = count9_table();
+
+const fn count9_table() -> [u8; 512] {
+    let mut t = [0u8; 512];
+    let mut m = 0;
+    while m < 512 {
+        t[m] = (m as u32).count_ones() as u8;
+        m += 1;
+    }
+    t
+}
+
+/// The number of set bits of a 9-bit mask.
+#[inline(always)]
+pub(crate) fn count9(bits: u16) -> u32 {
+    COUNT9[(bits & FULL) as usize] as u32
+}
+
+/// The `n`-th set bit (from 0) of a 9-bit mask, as a mask; `n` must be
+/// below the number of set bits.
+#[inline(always)]
+pub(crate) fn nth_bit_mask(bits: u16, n: u32) -> u16 {
+    NTH_MASK[(bits & FULL) as usize][(n % 9) as usize]
+}
+
 /// A tic-tac-toe cell, 0..=8 row-major. Its text is the digit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Cell(u8);
@@ -290,7 +335,7 @@ impl Game for TicTacToe {
 
     #[inline]
     fn to_move(&self) -> Seat {
-        if self.x.count_ones() == self.o.count_ones() {
+        if count9(self.x) == count9(self.o) {
             Seat::One
         } else {
             Seat::Two
@@ -313,7 +358,7 @@ impl Game for TicTacToe {
     #[inline]
     fn play_unchecked(&mut self, mv: Cell) {
         let bit = 1u16 << (mv.0 & 15);
-        if self.x.count_ones() == self.o.count_ones() {
+        if count9(self.x) == count9(self.o) {
             self.x |= bit;
         } else {
             self.o |= bit;
@@ -334,7 +379,7 @@ impl Game for TicTacToe {
     }
 
     fn ply(&self) -> usize {
-        (self.x | self.o).count_ones() as usize
+        count9(self.x | self.o) as usize
     }
 
     fn render(&self) -> String {
@@ -395,30 +440,47 @@ impl Game for TicTacToe {
         if let Some(o) = self.outcome() {
             return o;
         }
-        let mut mover = self.to_move();
+        let first = self.to_move();
+        // The mover's and the other player's stones, swapped after each
+        // move, so that no branch on the seat sits in the loop.
+        let (mut own, mut other) = match first {
+            Seat::One => (self.x, self.o),
+            Seat::Two => (self.o, self.x),
+        };
+        let mut empty = FULL & !(own | other);
+        // The number of empty cells is known without counting: it drops by
+        // one a move, which keeps the count off the loop's critical path.
+        let mut left = count9(empty) as u64;
         // One 64-bit draw serves the whole playout: each choice among n
         // cells takes the high part of r * n and keeps the low part as the
         // next draw (9! < 2^19, so the bits never run out; the bias is below
         // 2^-40 per choice).
         let mut r = rng.next_u64();
-        loop {
-            let empty = (FULL & !(self.x | self.o)) as u32;
-            let m = r as u128 * empty.count_ones() as u128;
+        let mut moves = 0u32;
+        let outcome = loop {
+            let m = r as u128 * left as u128;
             r = m as u64;
-            let bit = 1u16 << nth_set_bit(empty, (m >> 64) as u32);
-            let own = match mover {
-                Seat::One => &mut self.x,
-                Seat::Two => &mut self.o,
-            };
-            *own |= bit;
-            if has_line(*own) {
-                return Outcome::Win(mover);
+            let bit = nth_bit_mask(empty, (m >> 64) as u32);
+            empty ^= bit;
+            own |= bit;
+            if has_line(own) {
+                let winner = if moves % 2 == 0 { first } else { first.other() };
+                break Outcome::Win(winner);
             }
-            if self.x | self.o == FULL {
-                return Outcome::Draw;
+            if empty == 0 {
+                break Outcome::Draw;
             }
-            mover = mover.other();
+            left -= 1;
+            moves += 1;
+            std::mem::swap(&mut own, &mut other);
+        };
+        // `own` holds the last mover's stones.
+        let last = if moves % 2 == 0 { first } else { first.other() };
+        match last {
+            Seat::One => (self.x, self.o) = (own, other),
+            Seat::Two => (self.o, self.x) = (own, other),
         }
+        outcome
     }
 }
 
@@ -433,6 +495,60 @@ mod tests {
         let start = TicTacToe::new();
         for (depth, &n) in expected.iter().enumerate() {
             assert_eq!(perft(&start, depth as u32), n, "depth {depth}");
+        }
+    }
+
+    /// Exact outcome probabilities of uniformly random play from `p`.
+    fn exact(p: &TicTacToe) -> [f64; 3] {
+        match p.outcome() {
+            Some(Outcome::Win(Seat::One)) => [1.0, 0.0, 0.0],
+            Some(Outcome::Win(Seat::Two)) => [0.0, 1.0, 0.0],
+            Some(Outcome::Draw) => [0.0, 0.0, 1.0],
+            None => {
+                let moves = p.legal_moves();
+                let mut sum = [0.0; 3];
+                for &mv in &moves {
+                    let mut q = *p;
+                    q.play_unchecked(mv);
+                    let e = exact(&q);
+                    for k in 0..3 {
+                        sum[k] += e[k] / moves.len() as f64;
+                    }
+                }
+                sum
+            }
+        }
+    }
+
+    #[test]
+    fn playouts_follow_uniform_random_play_and_leave_the_final_position() {
+        let mut rng = crate::seed::rng(3);
+        // From the start and from a few positions with either player to move.
+        for text in [".........", "X...O....", "XO..X....", "X.O.O.X.."] {
+            let start: TicTacToe = text.parse().expect("valid");
+            let want = exact(&start);
+            let n = 400_000;
+            let mut got = [0u32; 3];
+            for _ in 0..n {
+                let mut p = start;
+                let o = p.random_playout(&mut rng);
+                // The position is left at the end of the playout, one move
+                // at a time from the start: the same stones stay put.
+                assert_eq!(p.outcome(), Some(o), "{text} -> {p}");
+                assert_eq!(p.x_bits() & start.x_bits(), start.x_bits());
+                assert_eq!(p.o_bits() & start.o_bits(), start.o_bits());
+                let k = match o {
+                    Outcome::Win(Seat::One) => 0,
+                    Outcome::Win(Seat::Two) => 1,
+                    Outcome::Draw => 2,
+                };
+                got[k] += 1;
+            }
+            for k in 0..3 {
+                let f = got[k] as f64 / n as f64;
+                // 400k samples: the standard error is below 0.0008.
+                assert!((f - want[k]).abs() < 0.005, "{text}: {got:?} vs {want:?}");
+            }
         }
     }
 
