@@ -100,14 +100,16 @@ pub(crate) fn nth_set_bit(mut bits: u32, n: u32) -> u32 {
 
 /// `NTH_MASK[m][n]`: the `n`-th set bit of the 9-bit mask `m` as a mask,
 /// so that a playout step is one load and no shift on its critical path.
-static NTH_MASK: [[u16; 9]; 512] = nth_mask_table();
+/// Rows are 16 wide so that indexing needs neither a bounds check nor a
+/// division; entries past the mask's count are 0.
+static NTH_MASK: [[u16; 16]; 512] = nth_mask_table();
 
-const fn nth_mask_table() -> [[u16; 9]; 512] {
-    let mut t = [[0u16; 9]; 512];
+const fn nth_mask_table() -> [[u16; 16]; 512] {
+    let mut t = [[0u16; 16]; 512];
     let mut m = 0;
     while m < 512 {
         let mut n = 0;
-        while n < 9 {
+        while n < (m as u32).count_ones() as usize {
             t[m][n] = 1 << NTH_BIT[m][n];
             n += 1;
         }
@@ -130,17 +132,54 @@ const fn count9_table() -> [u8; 512] {
     t
 }
 
+/// `CELL_LIST[m]`: the number of set bits of the 9-bit mask `m` in bits
+/// 0..4, then the index of each set bit, lowest first, 4 bits each, and `m`
+/// itself in bits 48..57. One load gives the count, the n-th cell and the
+/// mask, which keeps a playout step short.
+static CELL_LIST: [u64; 512] = cell_list_table();
+
+const fn cell_list_table() -> [u64; 512] {
+    let mut t = [0u64; 512];
+    let mut m = 0;
+    while m < 512 {
+        let mut packed = 0u64;
+        let mut n = 0;
+        let mut i = 0;
+        while i < 9 {
+            if m & (1 << i) != 0 {
+                packed |= (i as u64) << (4 + 4 * n);
+                n += 1;
+            }
+            i += 1;
+        }
+        t[m] = packed | n as u64 | (m as u64) << 48;
+        m += 1;
+    }
+    t
+}
+
+/// The packed count and cell list of a 9-bit mask (see `CELL_LIST`):
+/// `list & 15` is the count, `(list >> (4 + 4 * n)) & 15` the n-th cell,
+/// `list >> 48` the mask.
+#[inline(always)]
+pub(crate) fn cell_list(bits: u16) -> u64 {
+    CELL_LIST[(bits & FULL) as usize]
+}
+
 /// The number of set bits of a 9-bit mask.
 #[inline(always)]
 pub(crate) fn count9(bits: u16) -> u32 {
     COUNT9[(bits & FULL) as usize] as u32
 }
 
-/// The `n`-th set bit (from 0) of a 9-bit mask, as a mask; `n` must be
-/// below the number of set bits.
+/// The `n`-th set bit (from 0) of a 9-bit mask, as a mask; 0 when `n` is
+/// not below the number of set bits.
 #[inline(always)]
 pub(crate) fn nth_bit_mask(bits: u16, n: u32) -> u16 {
-    NTH_MASK[(bits & FULL) as usize][(n % 9) as usize]
+    if n > 15 {
+        return 0;
+    }
+    NTH_MASK[(bits & FULL) as usize][(n & 15) as usize]
 }
 
 /// A tic-tac-toe cell, 0..=8 row-major. Its text is the digit.
