@@ -480,8 +480,8 @@ impl Game for TicTacToe {
             return o;
         }
         let first = self.to_move();
-        // The mover's and the other player's stones, swapped after each
-        // move, so that no branch on the seat sits in the loop.
+        // The stones of the player to move first and of the other one, so
+        // that no branch on the seat sits in the loop.
         let (mut own, mut other) = match first {
             Seat::One => (self.x, self.o),
             Seat::Two => (self.o, self.x),
@@ -495,30 +495,44 @@ impl Game for TicTacToe {
         // next draw (9! < 2^19, so the bits never run out; the bias is below
         // 2^-40 per choice).
         let mut r = rng.next_u64();
-        let mut moves = 0u32;
-        let outcome = loop {
-            let m = r as u128 * left as u128;
-            r = m as u64;
-            let bit = nth_bit_mask(empty, (m >> 64) as u32);
-            empty ^= bit;
-            own |= bit;
-            if has_line(own) {
-                let winner = if moves % 2 == 0 { first } else { first.other() };
-                break Outcome::Win(winner);
-            }
-            if empty == 0 {
-                break Outcome::Draw;
-            }
-            left -= 1;
-            moves += 1;
-            std::mem::swap(&mut own, &mut other);
-        };
-        // `own` holds the last mover's stones.
-        let last = if moves % 2 == 0 { first } else { first.other() };
-        match last {
-            Seat::One => (self.x, self.o) = (own, other),
-            Seat::Two => (self.o, self.x) = (own, other),
+        // One move by the holder of `$own`; `$who` says whether that is the
+        // player who moved first in the playout. Two copies per round of
+        // the loop, so the stones never change places.
+        macro_rules! step {
+            ($done:lifetime, $own:ident, $who:literal) => {{
+                let m = r as u128 * left as u128;
+                r = m as u64;
+                let bit = nth_bit_mask(empty, (m >> 64) as u32);
+                empty ^= bit;
+                $own |= bit;
+                if has_line($own) {
+                    break $done($who, true);
+                }
+                if empty == 0 {
+                    break $done($who, false);
+                }
+                left -= 1;
+            }};
         }
+        let (last_is_first, won) = 'done: loop {
+            step!('done, own, true);
+            step!('done, other, false);
+        };
+        let last = if last_is_first { first } else { first.other() };
+        let outcome = if won {
+            Outcome::Win(last)
+        } else {
+            Outcome::Draw
+        };
+        // Written back without a branch on the seat (a coin flip to the
+        // predictor).
+        let (x, o) = if first == Seat::One {
+            (own, other)
+        } else {
+            (other, own)
+        };
+        self.x = x;
+        self.o = o;
         outcome
     }
 }
