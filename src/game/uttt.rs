@@ -17,7 +17,7 @@ use std::str::FromStr;
 
 use rand::Rng;
 
-use super::tictactoe::{cell_list, count9, has_line, nth_set_bit, TicTacToe, FULL};
+use super::tictactoe::{cell_list, has_line, nth_set_bit, TicTacToe, FULL};
 use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
 
 /// Whether the mask holds a line (three in a row, column or diagonal).
@@ -593,14 +593,20 @@ impl Game for Uttt {
         if let Some(o) = self.outcome() {
             return o;
         }
-        // The hot loop of every playout. Randomness: one 64-bit draw serves
-        // four choices (each among n <= 81 takes the high part of r * n and
-        // keeps the low part; 81^4 < 2^26, so the bias stays below 2^-38).
+        // The hot loop of every playout. Randomness: the caller's generator
+        // seeds a wyrand stream (one 64-bit state, kept in a register) for
+        // this playout, so the same generator state gives the same playout.
+        // One 64-bit draw serves four choices (each among n <= 81 takes the
+        // high part of r * n and keeps the low part; 81^4 < 2^26, so the
+        // bias stays below 2^-38).
+        let mut state = rng.next_u64();
         let mut r = 0u64;
         let mut draws_left = 0u32;
         let mut pick = |n: u32| -> u32 {
             if draws_left == 0 {
-                r = rng.next_u64();
+                state = state.wrapping_add(0xa076_1d64_78bd_642f);
+                let t = state as u128 * (state ^ 0xe703_7ed1_a0b4_28db) as u128;
+                r = (t >> 64) as u64 ^ t as u64;
                 draws_left = 4;
             }
             draws_left -= 1;
@@ -625,13 +631,19 @@ impl Game for Uttt {
         // random choice. 16 entries, so that an index masked with 15 needs
         // no bounds check.
         let mut lists = [0u64; 16];
-        let mut open_empty: u32 = 0;
+        // The open boards' empty-cell counts, 8 bits a board (board k in
+        // bits 8k..8k+8; 0 for a closed board), so that a free move finds its
+        // board with a few multiplies and no branch (where that board lies
+        // is hard to predict).
+        let mut counts: u128 = 0;
         for (b, list) in lists.iter_mut().enumerate().take(9) {
             if closed & (1 << b) == 0 {
                 *list = cell_list(self.empty(b));
-                open_empty += (*list & 15) as u32;
+                counts |= ((*list & 15) as u128) << (8 * b);
             }
         }
+        const LANES: u128 = 0x01_0101_0101_0101_0101;
+        const HIGH: u128 = LANES << 7;
         // One move of player `$me` (0 or 1, a constant in each copy, so the
         // loop below runs the two players' moves unrolled).
         macro_rules! step {
@@ -642,20 +654,18 @@ impl Game for Uttt {
                     let i = pick((list & 15) as u32);
                     (b, (list >> (4 + 4 * (i & 15))) as u32 & 15, list)
                 } else {
-                    // A free move: the n-th empty cell of the open boards
-                    // (closed boards' `lists` are kept 0).
-                    let mut n = pick(open_empty);
-                    let mut open = FULL & !closed;
-                    loop {
-                        let b = (open.trailing_zeros() & 15) as usize;
-                        open &= open.wrapping_sub(1);
-                        let list = lists[b];
-                        let k = (list & 15) as u32;
-                        if n < k || open == 0 {
-                            break (b, (list >> (4 + 4 * (n & 15))) as u32 & 15, list);
-                        }
-                        n -= k;
-                    }
+                    // A free move: the n-th empty cell of the open boards.
+                    // Lane k of `prefix` is the number of empty cells of
+                    // boards 0..=k (at most 81, so no lane overflows); the
+                    // board is the first lane above n.
+                    let prefix = counts.wrapping_mul(LANES);
+                    let n = pick((prefix >> 64) as u32 & 0xff);
+                    let above = ((prefix | HIGH).wrapping_sub(LANES * (n as u128 + 1))) & HIGH;
+                    let b = (above.trailing_zeros() / 8) as usize & 15;
+                    let before = ((prefix << 8) >> (8 * b)) as u32 & 0xff;
+                    let i = n.wrapping_sub(before);
+                    let list = lists[b];
+                    (b, (list >> (4 + 4 * (i & 15))) as u32 & 15, list)
                 };
                 let bit = 1u16 << c;
                 let empty = (list >> 48) as u16;
@@ -669,22 +679,27 @@ impl Game for Uttt {
                 let rest = empty & !bit;
                 lists[b] = cell_list(rest);
                 ply += 1;
-                open_empty -= 1;
+                counts -= 1 << (8 * b);
+                // The end can come only when a board closes.
                 if line(m) {
                     won[$me] |= 1 << b;
                     closed |= 1 << b;
-                    open_empty -= count9(rest);
+                    counts &= !(0xff << (8 * b));
                     lists[b] = 0;
                     if line(won[$me]) {
                         forced = ANY;
                         break $game Outcome::Win(if $me == 0 { Seat::One } else { Seat::Two });
                     }
+                    if closed == FULL {
+                        forced = ANY;
+                        break $game Outcome::Draw;
+                    }
                 } else if rest == 0 {
                     closed |= 1 << b;
-                }
-                if closed == FULL {
-                    forced = ANY;
-                    break $game Outcome::Draw;
+                    if closed == FULL {
+                        forced = ANY;
+                        break $game Outcome::Draw;
+                    }
                 }
                 forced = if closed & bit != 0 { ANY } else { c as u8 };
             }};
