@@ -12,8 +12,11 @@
 //! its favour later in the game). Our engine runs with `time_ms`.
 //!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
-//! (defaults: 200 games at 100 ms).
+//! (defaults: 200 games at 100 ms), games on `PEERS_THREADS` threads at
+//! once (default: the number of cores; the rates are measured first, alone).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use board_game::ai::mcts::MCTSBot;
@@ -166,6 +169,18 @@ fn main() {
             }
         },
     };
+    // Games run on this many threads at once (each game alternates between
+    // the two engines, so one thread keeps one core busy).
+    let threads: usize = match std::env::var("PEERS_THREADS") {
+        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Ok(v) => match v.parse() {
+            Ok(n) if n >= 1 => n,
+            _ => {
+                eprintln!("PEERS_THREADS='{v}' is not a whole number >= 1");
+                std::process::exit(2);
+            }
+        },
+    };
     let (ours, theirs) = playouts_per_second();
     println!("random playouts/s   referee {ours:>12.0}   board-game {theirs:>12.0}");
     let (opt, uct, bg) = iterations_per_second();
@@ -177,28 +192,42 @@ fn main() {
     println!("|---|---|---|---|---|");
     for ms in times {
         let peer_iters = ((bg * ms as f64 / 1000.0) as u64).max(1);
-        let mut wdl = Wdl::default();
+        // Two random plies per pair, drawn up front so that the pairs are
+        // the same whatever the number of threads; each bot plays both
+        // seats from them.
         let mut rng = rand::rngs::SmallRng::seed_from_u64(ms);
-        for pair in 0..games / 2 {
-            // Two random plies per pair; each bot plays both seats from them.
-            let mut opening = Vec::new();
-            let mut p = Uttt::new();
-            for _ in 0..2 {
-                let mv = p.random_move(&mut rng).expect("the opening has moves");
-                opening.push(mv);
-                p.play_unchecked(mv);
+        let openings: Vec<Vec<UtttMove>> = (0..games / 2)
+            .map(|_| {
+                let mut opening = Vec::new();
+                let mut p = Uttt::new();
+                for _ in 0..2 {
+                    let mv = p.random_move(&mut rng).expect("the opening has moves");
+                    opening.push(mv);
+                    p.play_unchecked(mv);
+                }
+                opening
+            })
+            .collect();
+        let next = AtomicUsize::new(0);
+        let results = Mutex::new(Wdl::default());
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| loop {
+                    let pair = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(opening) = openings.get(pair) else {
+                        break;
+                    };
+                    for (k, seat) in [Seat::One, Seat::Two].into_iter().enumerate() {
+                        let points =
+                            play_game(opening, seat, ms, peer_iters, (pair * 2 + k) as u64);
+                        let mut wdl = results.lock().expect("no thread panicked");
+                        wdl.add(points);
+                        eprint!("\r{ms} ms: {} games, score {:.3}", wdl.games(), wdl.score());
+                    }
+                });
             }
-            for (k, seat) in [Seat::One, Seat::Two].into_iter().enumerate() {
-                wdl.add(play_game(
-                    &opening,
-                    seat,
-                    ms,
-                    peer_iters,
-                    pair * 2 + k as u64,
-                ));
-            }
-            eprint!("\r{ms} ms: {} games, score {:.3}", wdl.games(), wdl.score());
-        }
+        });
+        let wdl = results.into_inner().expect("no thread panicked");
         eprintln!();
         let (elo, lo, hi) = elo_interval(&wdl);
         println!(
