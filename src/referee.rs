@@ -76,12 +76,17 @@ pub fn play_game<G: Game>(
         }
     }
 
+    // One clock read per move: a move's time runs from the end of the
+    // previous one (the referee's bookkeeping in between is well under a
+    // microsecond). External bots report their own, more exact, time.
+    let mut clock = Instant::now();
     while forfeit.is_none() && !pos.is_over() {
         let seat = pos.to_move();
         let bot = &mut *bots[seat.index()];
-        let clock = Instant::now();
         let reply = bot.select_move(&pos);
-        let elapsed = clock.elapsed().as_micros() as u64;
+        let now = Instant::now();
+        let elapsed = now.duration_since(clock).as_micros() as u64;
+        clock = now;
         let time_us = bot.last_move_time_us().unwrap_or(elapsed);
         match reply {
             Ok(mv) => {

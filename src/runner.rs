@@ -181,37 +181,27 @@ pub fn run_games<G: BuiltinBots>(
         pairings,
         jobs,
         |r| r,
-        |event| {
-            if let RunEvent::Done(r) = event {
-                on_done(&r);
-                records.push(r);
-            }
+        |r| {
+            on_done(&r);
+            records.push(r);
         },
     );
     records.sort_by_key(|r| r.id);
     records
 }
 
-/// What the calling thread of [`run_games_with`] is told.
-pub enum RunEvent<T> {
-    /// A game finished; its record went through `work`.
-    Done(T),
-    /// No finished game is waiting: the moment to flush output, so that
-    /// writes are batched without ever holding back a finished game.
-    Idle,
-}
-
 /// Plays every pairing on `jobs` threads. Each finished record goes through
-/// `work` on the worker thread that played it (for costly per-game work
-/// such as serialising), then to `on_event` on the calling thread, in
-/// finishing order.
+/// `work` on the worker thread that played it, at once (per-game work such
+/// as serialising and appending it to the results file, which must not wait
+/// for other games), then to `on_done` on the calling thread, in finishing
+/// order and in small batches (see [`BATCH_WAIT`]).
 pub fn run_games_with<G: BuiltinBots, T: Send>(
     entrants: &[Entrant],
     cfg: &RunConfig,
     pairings: &[Pairing],
     jobs: usize,
     work: impl Fn(GameRecord) -> T + Sync,
-    mut on_event: impl FnMut(RunEvent<T>),
+    mut on_done: impl FnMut(T),
 ) {
     let next = AtomicUsize::new(0);
     let makers: Vec<Maker> = entrants.iter().map(|e| Maker::new(&e.spec)).collect();
@@ -221,10 +211,12 @@ pub fn run_games_with<G: BuiltinBots, T: Send>(
             let tx = tx.clone();
             let (next, makers, work) = (&next, &makers, &work);
             s.spawn(move || {
-                // Results go out in small batches: one channel message per
-                // game costs more than a short game. A batch is sent after
-                // BATCH_GAMES games or BATCH_WAIT, whichever comes first, so
-                // a finished game never waits long for slower ones.
+                // `work` has handled the game (written it out) before it is
+                // batched: results go to the calling thread in small
+                // batches, as one channel message per game costs more than
+                // a short game. A batch is sent after BATCH_GAMES games or
+                // BATCH_WAIT, whichever comes first, so standings and
+                // progress never lag far behind.
                 let mut batch = Vec::new();
                 let mut opened = Instant::now();
                 loop {
@@ -246,23 +238,18 @@ pub fn run_games_with<G: BuiltinBots, T: Send>(
             });
         }
         drop(tx);
-        while let Ok(first) = rx.recv() {
-            for item in first {
-                on_event(RunEvent::Done(item));
+        while let Ok(batch) = rx.recv() {
+            for item in batch {
+                on_done(item);
             }
-            while let Ok(more) = rx.try_recv() {
-                for item in more {
-                    on_event(RunEvent::Done(item));
-                }
-            }
-            on_event(RunEvent::Idle);
         }
     });
 }
 
 /// Most games a worker gathers before handing them over.
 const BATCH_GAMES: usize = 256;
-/// Longest a finished game waits on its worker before it is handed over.
+/// Longest a finished game waits on its worker before it is handed to the
+/// calling thread (for standings and progress; it was written out already).
 pub const BATCH_WAIT: Duration = Duration::from_millis(2);
 
 /// The default number of worker threads: the number of cores.

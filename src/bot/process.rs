@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use nix::sys::resource::{getrlimit, setrlimit, Resource};
+#[cfg(not(target_os = "linux"))]
+use nix::sys::resource::{getrlimit, setrlimit};
+use nix::sys::resource::Resource;
 use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
@@ -145,6 +147,38 @@ pub fn effective_limits(l: &ResourceLimits) -> [(Resource, u64); 3] {
     ]
 }
 
+/// Sets `limits` (0 means none) on the running process `pid`, each no
+/// higher than the hard limit this process has (raising it would fail for
+/// an unprivileged referee).
+#[cfg(target_os = "linux")]
+fn apply_limits(pid: Pid, limits: &[(Resource, u64)]) -> io::Result<()> {
+    use rustix::process::{getrlimit, prlimit, Pid as RPid, Resource as R, Rlimit};
+    let target = RPid::from_raw(pid.as_raw())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "bad process id"))?;
+    for &(res, value) in limits {
+        if value == 0 {
+            continue;
+        }
+        let r = match res {
+            Resource::RLIMIT_AS => R::As,
+            Resource::RLIMIT_CPU => R::Cpu,
+            Resource::RLIMIT_NPROC => R::Nproc,
+            _ => continue,
+        };
+        let v = getrlimit(r).maximum.map_or(value, |hard| value.min(hard));
+        prlimit(
+            Some(target),
+            r,
+            Rlimit {
+                current: Some(v),
+                maximum: Some(v),
+            },
+        )
+        .map_err(io::Error::from)?;
+    }
+    Ok(())
+}
+
 impl BotProcess {
     /// Starts the bot's command in a new process group with piped stdio and
     /// its resource limits.
@@ -164,7 +198,9 @@ impl BotProcess {
             cmd.current_dir(dir);
         }
         let limits = effective_limits(&spec.limits);
-        // Without limits std can use posix_spawn, which is cheaper than fork.
+        // Elsewhere than Linux the limits are set between fork and exec,
+        // which keeps std from using the cheaper posix_spawn.
+        #[cfg(not(target_os = "linux"))]
         if limits.iter().any(|&(_, v)| v > 0) {
             // SAFETY: the closure runs between fork and exec and only calls
             // getrlimit and setrlimit, which are async-signal-safe; it
@@ -188,6 +224,17 @@ impl BotProcess {
         let started = Instant::now();
         let mut child = cmd.spawn()?;
         let pid = Pid::from_raw(child.id() as i32);
+        // On Linux the limits are set on the started process with
+        // prlimit(2): std starts it with posix_spawn (no pre-exec hook), which
+        // returns once the bot's program is exec'd, so the limits hold from
+        // its first microseconds on (what it does before them is bounded by
+        // that time).
+        #[cfg(target_os = "linux")]
+        if let Err(e) = apply_limits(pid, &limits) {
+            let _ = killpg(pid, Signal::SIGKILL);
+            let _ = waitpid(pid, None);
+            return Err(e);
+        }
         // From here on the process exists: build the struct first so that
         // Drop cleans up whatever fails next.
         let (Some(stdin), Some(stdout), Some(stderr)) =
@@ -540,14 +587,17 @@ mod tests {
 
     fn limits_seen_by(limits: ResourceLimits) -> String {
         let mut spec = ExternalSpec::from_command_line("sh").unwrap();
+        // The shell waits for a line, which is sent once `spawn` returned:
+        // the limits are in place by then, wherever they are applied.
         spec.command = vec![
             "sh".into(),
             "-c".into(),
-            "echo $(ulimit -v) $(ulimit -t)".into(),
+            "read go; echo $(ulimit -v) $(ulimit -t)".into(),
         ];
         spec.limits = limits;
         let mut p = BotProcess::spawn(&spec).unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
+        p.send(b"go\n", deadline).unwrap();
         match p.read_line(deadline).unwrap() {
             Reply::Line(l, _) => String::from_utf8(l).unwrap(),
             other => panic!("{other:?}"),

@@ -10,13 +10,14 @@ pub mod schedule;
 use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
 use crate::bot::BuiltinBots;
 use crate::record::GameRecord;
-use crate::runner::{run_games_with, Pairing, RunEvent};
+use crate::runner::{run_games_with, Pairing};
 use crate::standings::Standings;
 
 pub use config::{Tournament, TournamentFile};
@@ -193,13 +194,14 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
         .map(|id| sched.pairing(id))
         .collect();
 
-    let mut writer = match &opts.out {
+    let writer = match &opts.out {
         Some(dir) => Some(results::GamesWriter::open(dir)?),
         None => None,
     };
     let mut progress = Progress::new(opts.progress, done.len() as u64, ids.end - ids.start);
-    let mut write_error: Option<anyhow::Error> = None;
-    let serialise = writer.is_some();
+    // The first failed write; later games are still played and counted, but
+    // the run ends with this error (the file would miss games otherwise).
+    let write_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let started = Instant::now();
     let mut played = 0u64;
     run_games_with::<G, _>(
@@ -208,40 +210,34 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
         &pending,
         opts.jobs,
         |rec| {
-            // Serialising and fingerprinting on the worker keeps the calling
-            // thread free for writing and counting.
-            let mut line = Vec::new();
-            if serialise {
+            // On the worker that played the game: its line goes to the
+            // kernel now, before the next game starts; fingerprinting here
+            // keeps the calling thread free for counting.
+            if let Some(w) = &writer {
                 // Sized for a typical line so the buffer is not regrown while
                 // serialising; a record always serialises (plain data).
-                line.reserve(64 + 48 * rec.moves.len() + rec.final_position.len() * 2);
+                let mut line =
+                    Vec::with_capacity(64 + 48 * rec.moves.len() + rec.final_position.len() * 2);
                 let _ = serde_json::to_writer(&mut line, &rec);
-            }
-            let fp = report::fingerprint::<G>(&rec.moves);
-            (rec, line, fp)
-        },
-        |event| match event {
-            RunEvent::Done((rec, line, fp)) => {
-                if let Some(w) = &mut writer {
-                    w.push(&line);
-                }
-                standings.add(&rec);
-                distinct.add(fp);
-                played += 1;
-                progress.inc();
-            }
-            RunEvent::Idle => {
-                if let Some(w) = &mut writer {
-                    if let Err(e) = w.flush() {
-                        write_error.get_or_insert(e);
+                if let Err(e) = w.append(&mut line) {
+                    if let Ok(mut slot) = write_error.lock() {
+                        slot.get_or_insert(e);
                     }
                 }
             }
+            let fp = report::fingerprint::<G>(&rec.moves);
+            (rec, fp)
+        },
+        |(rec, fp)| {
+            standings.add(&rec);
+            distinct.add(fp);
+            played += 1;
+            progress.inc();
         },
     );
     let elapsed = started.elapsed();
     progress.finish();
-    if let Some(e) = write_error {
+    if let Some(e) = write_error.into_inner().ok().flatten() {
         return Err(e);
     }
     let summary = Summary {

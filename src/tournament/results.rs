@@ -60,13 +60,15 @@ pub fn read_games(dir: &Path, truncate: bool) -> anyhow::Result<Vec<GameRecord>>
     Ok(records)
 }
 
-/// Appends finished games to `games.jsonl`. Each game is one complete line
-/// handed to the kernel by [`GamesWriter::flush`], which the run calls as
-/// soon as no other finished game is waiting: a kill, even `kill -9`, loses
-/// no game that was reported finished.
+/// Appends finished games to `games.jsonl`, each the moment it finishes:
+/// the worker thread that played a game hands its line to the kernel with
+/// one `write` on an append-mode file, before it starts the next game. A
+/// kill, even `kill -9`, therefore loses no finished game (at most the line
+/// being written at that instant is torn, and readers drop a torn last
+/// line). Shared by reference between the workers: appends of whole lines
+/// to a regular file do not interleave.
 pub struct GamesWriter {
     file: File,
-    buf: Vec<u8>,
     path: PathBuf,
 }
 
@@ -80,31 +82,16 @@ impl GamesWriter {
             .open(&path)
             .with_context(|| format!("opening {}", path.display()))?;
         file.seek(SeekFrom::End(0))?;
-        Ok(GamesWriter {
-            file,
-            buf: Vec::with_capacity(1 << 16),
-            path,
-        })
+        Ok(GamesWriter { file, path })
     }
 
-    /// Queues one game's line (JSON without the newline).
-    pub fn push(&mut self, json_line: &[u8]) {
-        self.buf.extend_from_slice(json_line);
-        self.buf.push(b'\n');
-    }
-
-    /// Writes every queued line. `write_all` on an append-mode file writes
-    /// whole lines in order; a line is only torn if the process dies inside
-    /// this call, and readers ignore a torn last line.
-    pub fn flush(&mut self) -> anyhow::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        self.file
-            .write_all(&self.buf)
-            .with_context(|| format!("writing {}", self.path.display()))?;
-        self.buf.clear();
-        Ok(())
+    /// Appends one game: `line` is its JSON without the newline, which is
+    /// added here so that the line goes out in one `write`.
+    pub fn append(&self, line: &mut Vec<u8>) -> anyhow::Result<()> {
+        line.push(b'\n');
+        let result = (&self.file).write_all(line);
+        line.pop();
+        result.with_context(|| format!("writing {}", self.path.display()))
     }
 }
 
@@ -180,12 +167,11 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let cfg: toml::Table = toml::from_str("seed = 1").unwrap();
         assert!(prepare(&dir, &cfg, false).unwrap().is_empty());
-        let mut w = GamesWriter::open(&dir).unwrap();
+        let w = GamesWriter::open(&dir).unwrap();
         for id in 0..3 {
-            w.push(&serde_json::to_vec(&rec(id)).unwrap());
+            w.append(&mut serde_json::to_vec(&rec(id)).unwrap()).unwrap();
         }
-        w.push(b"{\"id\": 3, \"gam");
-        w.flush().unwrap();
+        w.append(&mut b"{\"id\": 3, \"gam".to_vec()).unwrap();
         // The torn line has a newline from push; cut it to simulate a kill.
         let p = dir.join(GAMES);
         let len = std::fs::metadata(&p).unwrap().len();
@@ -201,9 +187,8 @@ mod tests {
         assert!(prepare(&dir, &other, true).is_err());
         let got = prepare(&dir, &cfg, true).unwrap();
         assert_eq!(got, (0..3).map(rec).collect::<Vec<_>>());
-        let mut w = GamesWriter::open(&dir).unwrap();
-        w.push(&serde_json::to_vec(&rec(3)).unwrap());
-        w.flush().unwrap();
+        let w = GamesWriter::open(&dir).unwrap();
+        w.append(&mut serde_json::to_vec(&rec(3)).unwrap()).unwrap();
         assert_eq!(read_games(&dir, false).unwrap().len(), 4);
         let _ = std::fs::remove_dir_all(&dir);
     }
