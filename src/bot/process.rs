@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::resource::Resource;
 #[cfg(not(target_os = "linux"))]
 use nix::sys::resource::{getrlimit, setrlimit};
-use nix::sys::resource::Resource;
 use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;

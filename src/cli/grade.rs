@@ -180,9 +180,9 @@ fn grade_solved<G: Solved>(
         let (mut won, mut kept) = (0u64, 0u64);
         for &seat in &seats {
             let mut oracles: Vec<Box<dyn Oracle<G>>> = Vec::new();
-            for j in 0..jobs(opts) {
+            for _ in 0..jobs(opts) {
                 oracles.push(
-                    make_oracle::<G>(&spec, seat, opts.time.control(), j as u64)
+                    make_oracle::<G>(&spec, seat, opts.time.control(), opts.seed)
                         .map_err(|e| anyhow::anyhow!("bot '{bot}': {e}"))?,
                 );
             }

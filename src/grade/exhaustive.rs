@@ -1,20 +1,23 @@
 //! Exhaustive grading: every opponent reply at every position the bot
 //! reaches, the bot asked once per distinct position.
 //!
-//! The search goes breadth first, one ply of the bot's positions at a time,
-//! so that each layer can be handed out in chunks: an external bot answers a
-//! chunk as pipelined `turn` lines in one process, and several processes
-//! share a layer across cores. The bot is taken to be stateless, as the
-//! protocol requires. A crashed process is restarted, and the position that
-//! crashed it is a failure.
+//! The search goes breadth first: positions are numbered as they are found
+//! and checked in that order, while worker threads (one per bot process)
+//! take the found positions from a queue in batches and ask the bot about
+//! them at once, as pipelined `turn` lines, so several processes share the
+//! work across cores and none waits for the checking. The bot is taken to be
+//! stateless, as the protocol requires. A crashed process is restarted, and
+//! the position that crashed it is a failure.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::hash::Hasher;
 use std::time::{Duration, Instant};
 
 use super::{outcome_value, Failure, Solved};
 use crate::bot::process::{BotProcess, Reply};
 use crate::bot::spec::{ExternalKind, ExternalSpec};
-use crate::bot::{Bot, BotSpec, TimeControl};
+use crate::bot::{BotSpec, BuiltinSpec, TimeControl};
 use crate::game::{Game, GameOptions, Seat};
 
 /// Something that answers positions with moves: the bot under test.
@@ -23,14 +26,41 @@ pub trait Oracle<G: Game>: Send {
     fn answer(&mut self, positions: &[G]) -> Vec<Result<G::Move, String>>;
 }
 
-/// A bot that runs in this process.
-pub struct InProcess<G: Game>(pub Box<dyn Bot<G>>);
+/// A built-in bot run in this process. Each position is answered by a bot
+/// seeded from the grading seed and the position itself, so an answer
+/// (and so the positions explored) does not depend on which worker asked
+/// or in what order, even for bots that break ties at random.
+pub struct InProcess<G: Game> {
+    spec: BuiltinSpec,
+    seed: u64,
+    _game: std::marker::PhantomData<fn() -> G>,
+}
 
-impl<G: Game> Oracle<G> for InProcess<G> {
+impl<G: crate::bot::BuiltinBots> InProcess<G> {
+    /// An oracle for the built-in `spec`, checking it can be made.
+    pub fn new(spec: BuiltinSpec, seed: u64) -> Result<Self, String> {
+        spec.make::<G>(seed).map_err(|e| e.to_string())?;
+        Ok(InProcess {
+            spec,
+            seed,
+            _game: std::marker::PhantomData,
+        })
+    }
+}
+
+impl<G: crate::bot::BuiltinBots> Oracle<G> for InProcess<G> {
     fn answer(&mut self, positions: &[G]) -> Vec<Result<G::Move, String>> {
         positions
             .iter()
-            .map(|p| self.0.select_move(p).map_err(|f| f.to_string()))
+            .map(|p| {
+                let mut h = std::hash::DefaultHasher::new();
+                p.hash(&mut h);
+                let mut bot = self
+                    .spec
+                    .make::<G>(crate::seed::derive(self.seed, &[h.finish()]))
+                    .map_err(|e| e.to_string())?;
+                bot.select_move(p).map_err(|f| f.to_string())
+            })
             .collect()
     }
 }
@@ -105,18 +135,21 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
                     Duration::ZERO
                 };
             let mut failed = false;
+            let mut burst = String::with_capacity(WINDOW * 64);
             while out.len() < positions.len() && !failed {
-                while sent < positions.len() && sent - out.len() < WINDOW {
-                    let line = format!("turn {}\n", positions[sent]);
-                    if let Err(e) = p.send(line.as_bytes(), Instant::now() + move_limit) {
+                // Turn lines go out in bursts: once half the window has been
+                // answered, the window is refilled with one write.
+                if sent < positions.len() && sent - out.len() <= WINDOW / 2 {
+                    burst.clear();
+                    while sent < positions.len() && sent - out.len() < WINDOW {
+                        let _ = writeln!(burst, "turn {}", positions[sent]);
+                        sent += 1;
+                    }
+                    if let Err(e) = p.send(burst.as_bytes(), Instant::now() + move_limit) {
                         out.push(Err(format!("could not send a turn line: {e}")));
                         failed = true;
                         break;
                     }
-                    sent += 1;
-                }
-                if failed {
-                    break;
                 }
                 let deadline = last + move_limit;
                 let reply = p.read_line(deadline);
@@ -193,12 +226,7 @@ pub fn make_oracle<G: crate::bot::BuiltinBots>(
             Err("console programs keep their own state: grade them in sampled mode".to_string())
         }
         BotSpec::External(e) => Ok(Box::new(Pipelined::<G>::new(e.clone(), seat, time))),
-        BotSpec::Builtin(_) => {
-            let bot = spec
-                .instantiate::<G>(seed, &time)
-                .map_err(|e| e.to_string())?;
-            Ok(Box::new(InProcess(bot)))
-        }
+        BotSpec::Builtin(b) => Ok(Box::new(InProcess::<G>::new(b.clone(), seed)?)),
     }
 }
 
@@ -219,11 +247,30 @@ pub struct Exhaustive {
     pub failure: Option<Failure>,
 }
 
+/// Most positions a worker takes from the queue at once.
+const BATCH: usize = 512;
+
+/// Positions waiting to be asked, shared by the workers.
+struct Queue<G> {
+    /// (node index, the position as asked).
+    items: std::collections::VecDeque<(u32, G)>,
+    /// No more work will come: the workers stop once the queue is empty.
+    closed: bool,
+}
+
+/// Answers a worker sends back: (node index, the bot's answer).
+type Answers<G> = Vec<(u32, Result<<G as Game>::Move, String>)>;
+
 /// Explores every line from the start with the bot in `seat` and every
 /// opponent reply, asking `oracles` (one per worker) in parallel. With
 /// `canonical`, positions are reduced by the game's symmetries first and
 /// each class is asked once; answers are mapped back. `progress` is called
-/// with the number of positions checked after each layer.
+/// with the number of positions checked as the check goes.
+///
+/// Positions are numbered in the order they are found (breadth first) and
+/// checked in that order, so the result, and the first refutation, do not
+/// depend on timing; but the workers ask the bot about every position as
+/// soon as it is found, so the bot processes never wait for the checking.
 pub fn explore<G: Solved>(
     opts: &GameOptions,
     seat: Seat,
@@ -235,7 +282,6 @@ pub fn explore<G: Solved>(
     let start = G::start(opts);
     let mut nodes: Nodes<G> = Vec::new();
     let mut index: HashMap<G, u32> = HashMap::new();
-    let mut layer: Vec<u32> = Vec::new();
     let key = |p: &G| {
         if canonical {
             canonical_form(p).0
@@ -243,54 +289,113 @@ pub fn explore<G: Solved>(
             p.clone()
         }
     };
-    let mut result = Exhaustive::default();
-    let mut add = |p: G,
-                   parent: u32,
-                   via: Option<(G::Move, G::Move)>,
-                   nodes: &mut Nodes<G>,
-                   layer: &mut Vec<u32>| {
-        if let std::collections::hash_map::Entry::Vacant(e) = index.entry(key(&p)) {
+    let queue = std::sync::Mutex::new(Queue {
+        items: std::collections::VecDeque::new(),
+        closed: false,
+    });
+    let ready = std::sync::Condvar::new();
+    let workers = oracles.len().max(1);
+    // Records position `p` if it is new, and queues it for the bot.
+    let add = |p: G, parent: u32, via: Option<(G::Move, G::Move)>, nodes: &mut Nodes<G>| {
+        let k = key(&p);
+        if let std::collections::hash_map::Entry::Vacant(e) = index.entry(k.clone()) {
             let i = nodes.len() as u32;
             e.insert(i);
             nodes.push((p, parent, via));
-            layer.push(i);
+            if let Ok(mut q) = queue.lock() {
+                q.items.push_back((i, k));
+            }
+            ready.notify_one();
         }
     };
+    let mut add = add;
     if start.to_move() == seat {
-        add(start.clone(), u32::MAX, None, &mut nodes, &mut layer);
+        add(start.clone(), u32::MAX, None, &mut nodes);
     } else {
         // The opponent's first moves, each a line of its own (marked by a
         // parent of u32::MAX - 1: no bot move came before).
         for o in start.legal_moves() {
             let mut p = start.clone();
             p.play_unchecked(o);
-            add(p, u32::MAX - 1, Some((o, o)), &mut nodes, &mut layer);
+            add(p, u32::MAX - 1, Some((o, o)), &mut nodes);
         }
     }
-    while !layer.is_empty() && result.failure.is_none() {
-        // Ask the bot about this layer, split across the oracles.
-        let asked: Vec<G> = layer
-            .iter()
-            .map(|&i| {
-                let p = &nodes[i as usize].0;
-                if canonical {
-                    canonical_form(p).0
-                } else {
-                    p.clone()
+    let mut result = Exhaustive::default();
+    let (tx, rx) = std::sync::mpsc::channel::<Answers<G>>();
+    std::thread::scope(|s| {
+        for oracle in oracles.iter_mut() {
+            let tx = tx.clone();
+            let (queue, ready) = (&queue, &ready);
+            s.spawn(move || loop {
+                let batch: Vec<(u32, G)> = {
+                    let Ok(mut q) = queue.lock() else { return };
+                    while q.items.is_empty() && !q.closed {
+                        q = match ready.wait(q) {
+                            Ok(q) => q,
+                            Err(_) => return,
+                        };
+                    }
+                    if q.items.is_empty() {
+                        return;
+                    }
+                    // An even share of what is queued, so that a small
+                    // layer still keeps every worker busy.
+                    let take = q.items.len().div_ceil(workers).clamp(1, BATCH);
+                    q.items.drain(..take).collect()
+                };
+                let asked: Vec<G> = batch.iter().map(|(_, p)| p.clone()).collect();
+                let answers = oracle.answer(&asked);
+                let mut answers = answers.into_iter();
+                let out: Answers<G> = batch
+                    .iter()
+                    .map(|&(i, _)| {
+                        let a = answers
+                            .next()
+                            .unwrap_or_else(|| Err("the bot gave no answer".to_string()));
+                        (i, a)
+                    })
+                    .collect();
+                if tx.send(out).is_err() {
+                    return;
                 }
-            })
-            .collect();
-        let answers = ask_all(oracles, &asked);
-        let mut next = Vec::new();
-        for (j, &i) in layer.iter().enumerate() {
+            });
+        }
+        drop(tx);
+        // Check positions in index order as their answers arrive.
+        let mut waiting: HashMap<u32, Result<G::Move, String>> = HashMap::new();
+        let mut next = 0u32;
+        while (next as usize) < nodes.len() && result.failure.is_none() {
+            let Some(answer) = waiting.remove(&next) else {
+                match rx.recv() {
+                    Ok(batch) => waiting.extend(batch),
+                    Err(_) => {
+                        // Every worker is gone (cannot happen while work is
+                        // queued); report rather than wait forever.
+                        result.failure = Some(Failure {
+                            seat: seat.number(),
+                            reason: "the grading workers stopped".to_string(),
+                            moves: line_to(&nodes, next, None),
+                            position: nodes[next as usize].0.to_string(),
+                            bot_move: None,
+                            missed: None,
+                        });
+                    }
+                }
+                continue;
+            };
+            let i = next;
+            next += 1;
             result.positions += 1;
+            if result.positions % 4096 == 0 {
+                progress(result.positions);
+            }
             let pos = nodes[i as usize].0.clone();
-            let answer = match &answers[j] {
+            let answer = match answer {
                 Ok(m) if canonical => {
                     let (_, t) = canonical_form(&pos);
-                    Ok(unmap_move::<G>(*m, &t))
+                    Ok(unmap_move::<G>(m, &t))
                 }
-                other => other.clone(),
+                other => other,
             };
             let before = pos.solve();
             let fail = |reason: String, bot_move: Option<G::Move>| Failure {
@@ -343,37 +448,18 @@ pub fn explore<G: Solved>(
                     // The solver already vouched for the move above.
                     continue;
                 }
-                add(q, i, Some((mv, o)), &mut nodes, &mut next);
+                add(q, i, Some((mv, o)), &mut nodes);
             }
         }
-        progress(result.positions);
-        layer = next;
-    }
-    result
-}
-
-/// Splits `positions` across the oracles, answered in parallel.
-fn ask_all<G: Game>(
-    oracles: &mut [Box<dyn Oracle<G>>],
-    positions: &[G],
-) -> Vec<Result<G::Move, String>> {
-    let n = oracles.len().max(1);
-    let chunk = positions.len().div_ceil(n).max(1);
-    let mut parts: Vec<Vec<Result<G::Move, String>>> = Vec::new();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = oracles
-            .iter_mut()
-            .zip(positions.chunks(chunk))
-            .map(|(o, part)| s.spawn(move || o.answer(part)))
-            .collect();
-        for h in handles {
-            parts.push(
-                h.join()
-                    .unwrap_or_else(|_| vec![Err("the grading worker panicked".to_string())]),
-            );
+        // Done, or a failure: the workers stop after their current batch.
+        if let Ok(mut q) = queue.lock() {
+            q.closed = true;
+            q.items.clear();
         }
+        ready.notify_all();
     });
-    parts.into_iter().flatten().collect()
+    progress(result.positions);
+    result
 }
 
 /// The moves from the start to node `i`, then `last`.
@@ -523,8 +609,39 @@ mod tests {
     fn builtin<G: crate::bot::BuiltinBots>(name: &str, n: usize) -> Vec<Box<dyn Oracle<G>>> {
         let spec = BotSpec::resolve::<G>(name).unwrap();
         (0..n)
-            .map(|i| make_oracle::<G>(&spec, Seat::One, TimeControl::default(), i as u64).unwrap())
+            .map(|_| make_oracle::<G>(&spec, Seat::One, TimeControl::default(), 7).unwrap())
             .collect()
+    }
+
+    /// Bots that break ties at random still give the same exploration and
+    /// the same first refutation whatever the number of workers.
+    #[test]
+    fn results_do_not_depend_on_the_number_of_workers() {
+        let run = |name: &str, seat: Seat, workers: usize| {
+            let mut o = builtin::<TicTacToe>(name, workers);
+            let r = explore::<TicTacToe>(&GameOptions::default(), seat, &mut o, false, |_| {});
+            (
+                r.positions,
+                r.won_positions,
+                r.kept,
+                r.failure.map(|f| f.moves),
+            )
+        };
+        for (name, seat) in [("greedy", Seat::Two), ("optimal", Seat::One)] {
+            let one = run(name, seat, 1);
+            for workers in [2, 3] {
+                assert_eq!(
+                    run(name, seat, workers),
+                    one,
+                    "{name} with {workers} workers"
+                );
+            }
+        }
+        let mut o = builtin::<Notakto>("optimal", 1);
+        let one = explore::<Notakto>(&GameOptions::default(), Seat::One, &mut o, true, |_| {});
+        let mut o = builtin::<Notakto>("optimal", 3);
+        let three = explore::<Notakto>(&GameOptions::default(), Seat::One, &mut o, true, |_| {});
+        assert_eq!((one.positions, one.kept), (three.positions, three.kept));
     }
 
     #[test]

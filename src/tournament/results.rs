@@ -169,7 +169,8 @@ mod tests {
         assert!(prepare(&dir, &cfg, false).unwrap().is_empty());
         let w = GamesWriter::open(&dir).unwrap();
         for id in 0..3 {
-            w.append(&mut serde_json::to_vec(&rec(id)).unwrap()).unwrap();
+            w.append(&mut serde_json::to_vec(&rec(id)).unwrap())
+                .unwrap();
         }
         w.append(&mut b"{\"id\": 3, \"gam".to_vec()).unwrap();
         // The torn line has a newline from push; cut it to simulate a kill.
