@@ -156,8 +156,8 @@ fn main() {
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for (label, spec, threads) in [
-        ("default rlimits (fork + setrlimit + exec)", &spec, 1),
-        ("no rlimits (posix_spawn)", &unlimited, 1),
+        ("default rlimits (posix_spawn, then prlimit)", &spec, 1),
+        ("no rlimits (posix_spawn only)", &unlimited, 1),
         ("default rlimits", &spec, cores),
     ] {
         let (gps, n) = games_per_second(spec, threads, 4.0);
