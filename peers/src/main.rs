@@ -222,7 +222,14 @@ fn main() {
                             play_game(opening, seat, ms, peer_iters, (pair * 2 + k) as u64);
                         let mut wdl = results.lock().expect("no thread panicked");
                         wdl.add(points);
-                        eprint!("\r{ms} ms: {} games, score {:.3}", wdl.games(), wdl.score());
+                        eprint!(
+                            "\r{ms} ms: {} games, +{} ={} -{}, score {:.3}",
+                            wdl.games(),
+                            wdl.wins,
+                            wdl.draws,
+                            wdl.losses,
+                            wdl.score()
+                        );
                     }
                 });
             }
