@@ -34,10 +34,18 @@ fn game(opening: &[UtttMove], optimal_seat: Seat, iters: u32, seed: u64) -> f64 
     for &mv in opening {
         pos.play_unchecked(mv);
     }
+    let base = SearchConfig::optimal();
     let mut optimal = Mcts::new(
         SearchConfig {
             iterations: iters,
-            ..SearchConfig::optimal()
+            exploration: env_u64("UTTT_C_PERCENT", (base.exploration * 100.0).round() as u64)
+                as f32
+                / 100.0,
+            playout_random_permille: env_u64(
+                "UTTT_PLAYOUT_RANDOM",
+                base.playout_random_permille as u64,
+            ) as u32,
+            ..base
         },
         seed,
     );

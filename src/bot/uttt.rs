@@ -146,6 +146,9 @@ pub struct SearchConfig {
     /// Tree reuse: keep the subtree of the position reached two plies
     /// later (our move, then the reply) for the next search.
     pub reuse: bool,
+    /// In informed playouts, the share of moves (per mille) played at random
+    /// instead, so that playouts do not all follow the same greedy line.
+    pub playout_random_permille: u32,
 }
 
 impl SearchConfig {
@@ -158,6 +161,7 @@ impl SearchConfig {
             solver: true,
             informed: true,
             reuse: true,
+            playout_random_permille: 250,
         }
     }
 
@@ -170,6 +174,7 @@ impl SearchConfig {
             solver: false,
             informed: false,
             reuse: false,
+            playout_random_permille: 0,
         }
     }
 }
@@ -352,10 +357,13 @@ impl Mcts {
         }
     }
 
-    /// The informed playout policy. It wins the game when one move does,
-    /// else wins a local board, else plays a random cell that does not send
-    /// the opponent to a board it can win at once or to a free choice (when
-    /// such a cell exists), else a random move.
+    /// The informed playout policy. It wins the game when one move does;
+    /// else plays a random move with probability `playout_random_permille`
+    /// / 1000 (purely greedy playouts all follow the same line and judge
+    /// positions worse: 1 in 4 measured best); else wins a local board; else
+    /// plays a random cell that does not send the opponent to a board it
+    /// can win at once or to a free choice (when such a cell exists); else a
+    /// random move.
     fn informed_move(&mut self, pos: &Uttt) -> Option<UtttMove> {
         let boards = pos.playable_boards();
         if boards == 0 {
@@ -384,6 +392,12 @@ impl Mcts {
                     win_cells = w;
                 }
             }
+        }
+        // Past the game win, a share of the moves is random, so that
+        // playouts do not all follow the same greedy line.
+        let eps = self.config.playout_random_permille;
+        if eps > 0 && self.rng.random_range(0..1000) < eps {
+            return pos.random_move(&mut self.rng);
         }
         if seen > 0 {
             let n = self.rng.random_range(0..win_cells.count_ones());
@@ -942,12 +956,27 @@ mod tests {
         .concat()
             + "/4/........X";
         let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
-        let mut m = Mcts::new(SearchConfig::optimal(), 4);
+        let greedy_only = SearchConfig {
+            playout_random_permille: 0,
+            ..SearchConfig::optimal()
+        };
+        let mut m = Mcts::new(greedy_only, 4);
         for _ in 0..200 {
             let mv = m.informed_move(&p).unwrap();
             assert_eq!(mv.board(), 4);
             assert!(![0, 2, 8].contains(&mv.cell()), "{mv}");
         }
+        // With the default share of random moves (1 in 4), a random cell of
+        // board 4 is one of the 3 avoided ones 1 time in 12.
+        let mut m = Mcts::new(SearchConfig::optimal(), 4);
+        let avoided = (0..4000)
+            .filter(|_| {
+                let mv = m.informed_move(&p).unwrap();
+                assert_eq!(mv.board(), 4);
+                [0, 2, 8].contains(&mv.cell())
+            })
+            .count();
+        assert!((200..500).contains(&avoided), "{avoided} of 4000");
     }
 
     #[test]
