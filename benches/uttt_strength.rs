@@ -5,7 +5,10 @@
 //!
 //! Run: `cargo bench --bench uttt_strength`; environment variables
 //! `UTTT_ITERS` (iterations per move, default 2000), `UTTT_GAMES` (even,
-//! default 200) and `UTTT_THREADS` (default: the number of cores).
+//! default 200) and `UTTT_THREADS` (default: the number of cores); for
+//! tuning, `UTTT_C_PERCENT` (optimal's exploration constant times 100) and
+//! `UTTT_PLAYOUT_RANDOM` (its share of random playout moves, per mille).
+//! The results do not depend on the number of threads.
 //! A benchmark, not a test: it takes a minute or more.
 
 use std::sync::atomic::{AtomicU64, Ordering};
