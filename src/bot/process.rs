@@ -316,6 +316,12 @@ impl BotProcess {
         Ok(())
     }
 
+    /// Whether a whole line has already been read and waits in the buffer,
+    /// so that [`BotProcess::read_line`] would return it without waiting.
+    pub fn has_line(&self) -> bool {
+        self.buf.contains(&b'\n')
+    }
+
     /// Waits for one reply line until `deadline`. Memory stays bounded by
     /// about twice [`MAX_LINE`] whatever the bot writes.
     pub fn read_line(&mut self, deadline: Instant) -> io::Result<Reply> {
@@ -620,6 +626,27 @@ mod tests {
             processes: Some(0),
         };
         assert_eq!(limits_seen_by(none), "unlimited unlimited");
+    }
+
+    #[test]
+    fn has_line_tells_a_buffered_line_from_an_empty_buffer() {
+        let mut spec = ExternalSpec::from_command_line("sh").unwrap();
+        // Two lines in one write: reading the first buffers the second.
+        spec.command = vec!["sh".into(), "-c".into(), "printf 'a\\nb\\n'".into()];
+        let mut p = BotProcess::spawn(&spec).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        assert!(!p.has_line());
+        let mut lines = Vec::new();
+        while let Ok(Reply::Line(l, _)) = p.read_line(deadline) {
+            lines.push((l, p.has_line()));
+        }
+        p.kill();
+        let first_had_company = lines.first().map(|(_, more)| *more);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(!lines[1].1, "nothing follows the last line");
+        // The shell writes both lines at once, so the second was buffered
+        // when the first was returned.
+        assert_eq!(first_had_company, Some(true));
     }
 
     #[test]

@@ -9,8 +9,8 @@
 //! stateless, as the protocol requires. A crashed process is restarted, and
 //! the position that crashed it is a failure.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::hash::BuildHasher;
 use std::hash::Hasher;
 use std::time::{Duration, Instant};
 
@@ -74,8 +74,16 @@ pub struct Pipelined<G: Game> {
     seat: Seat,
     time: TimeControl,
     process: Option<BotProcess>,
+    /// The bot's recent time per answer, once measured.
+    pace: Option<Duration>,
     _game: std::marker::PhantomData<fn() -> G>,
 }
+
+/// Answers between two updates of [`Pipelined`]'s pace.
+const PACE_EVERY: usize = 16;
+
+/// Longest nap while answers pile up (far below any move limit).
+const MAX_NAP: Duration = Duration::from_millis(2);
 
 impl<G: Game> Pipelined<G> {
     /// A pipelined bot for `spec`, playing `seat`; started on first use.
@@ -85,6 +93,7 @@ impl<G: Game> Pipelined<G> {
             seat,
             time,
             process: None,
+            pace: None,
             _game: std::marker::PhantomData,
         }
     }
@@ -115,6 +124,7 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
         let mut out: Vec<Result<G::Move, String>> = Vec::with_capacity(positions.len());
         let move_limit = Duration::from_millis(self.time.move_ms);
         let (move_ms, startup_ms) = (self.time.move_ms, self.time.startup_ms);
+        let mut pace = self.pace;
         while out.len() < positions.len() {
             let fresh = self.process.is_none();
             let p = match self.start() {
@@ -136,6 +146,7 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
                 };
             let mut failed = false;
             let mut burst = String::with_capacity(WINDOW * 64);
+            let mut mark = (Instant::now(), out.len());
             while out.len() < positions.len() && !failed {
                 // Turn lines go out in bursts: once half the window has been
                 // answered, the window is refilled with one write.
@@ -151,9 +162,31 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
                         break;
                     }
                 }
+                // Waking up for every answer costs the referee a poll and a
+                // read per line, CPU taken from the bots on a busy machine.
+                // While more than half the window is still out, nap for the
+                // time the bot needs to answer down to the refill point, so
+                // that the answers are read in batches and the bot never
+                // runs dry. The nap is short next to any move limit, and a
+                // reply's time is still judged from the previous one.
+                let out_now = sent - out.len();
+                if let (Some(pace), true) = (pace, out_now > WINDOW / 2) {
+                    if !p.has_line() {
+                        let nap = pace.saturating_mul((out_now - WINDOW / 2) as u32);
+                        std::thread::sleep(nap.min(MAX_NAP));
+                    }
+                }
                 let deadline = last + move_limit;
                 let reply = p.read_line(deadline);
                 last = Instant::now();
+                if out.len() + 1 - mark.1 >= PACE_EVERY {
+                    let per = (last - mark.0) / (out.len() + 1 - mark.1) as u32;
+                    pace = Some(match pace {
+                        Some(old) => (old + per) / 2,
+                        None => per,
+                    });
+                    mark = (last, out.len() + 1);
+                }
                 let i = out.len();
                 match reply {
                     Ok(Reply::Line(bytes, _)) => {
@@ -200,6 +233,7 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
                 }
             }
         }
+        self.pace = pace;
         out
     }
 }
@@ -281,12 +315,23 @@ pub fn explore<G: Solved>(
     let required = G::requirement(opts, seat);
     let start = G::start(opts);
     let mut nodes: Nodes<G> = Vec::new();
-    let mut index: HashMap<G, u32> = HashMap::new();
+    // Node numbers by position: the table holds only the numbers and looks
+    // positions up in `nodes`, so millions of them are not stored twice.
+    let mut index: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
+    let hasher = std::hash::RandomState::new();
     let key = |p: &G| {
         if canonical {
             canonical_form(p).0
         } else {
             p.clone()
+        }
+    };
+    // The hash of a node's key, without a copy when keys are positions.
+    let hash_of = |p: &G| {
+        if canonical {
+            hasher.hash_one(canonical_form(p).0)
+        } else {
+            hasher.hash_one(p)
         }
     };
     let queue = std::sync::Mutex::new(Queue {
@@ -298,7 +343,12 @@ pub fn explore<G: Solved>(
     // Records position `p` if it is new, and queues it for the bot.
     let add = |p: G, parent: u32, via: Option<(G::Move, G::Move)>, nodes: &mut Nodes<G>| {
         let k = key(&p);
-        if let std::collections::hash_map::Entry::Vacant(e) = index.entry(k.clone()) {
+        let entry = index.entry(
+            hasher.hash_one(&k),
+            |&j| key(&nodes[j as usize].0) == k,
+            |&j| hash_of(&nodes[j as usize].0),
+        );
+        if let hashbrown::hash_table::Entry::Vacant(e) = entry {
             let i = nodes.len() as u32;
             e.insert(i);
             nodes.push((p, parent, via));
@@ -362,12 +412,27 @@ pub fn explore<G: Solved>(
         }
         drop(tx);
         // Check positions in index order as their answers arrive.
-        let mut waiting: HashMap<u32, Result<G::Move, String>> = HashMap::new();
+        // Answers that arrived ahead of their turn: slot k is node next + k.
+        let mut waiting: std::collections::VecDeque<Option<Result<G::Move, String>>> =
+            std::collections::VecDeque::new();
         let mut next = 0u32;
         while (next as usize) < nodes.len() && result.failure.is_none() {
-            let Some(answer) = waiting.remove(&next) else {
+            let Some(answer) = waiting.front_mut().and_then(Option::take) else {
                 match rx.recv() {
-                    Ok(batch) => waiting.extend(batch),
+                    Ok(batch) => {
+                        for (i, a) in batch {
+                            // Every node is asked once and `next` passes a
+                            // node only once its answer is in, so i >= next.
+                            let Some(k) = i.checked_sub(next) else {
+                                continue;
+                            };
+                            let k = k as usize;
+                            if waiting.len() <= k {
+                                waiting.resize_with(k + 1, || None);
+                            }
+                            waiting[k] = Some(a);
+                        }
+                    }
                     Err(_) => {
                         // Every worker is gone (cannot happen while work is
                         // queued); report rather than wait forever.
@@ -383,6 +448,7 @@ pub fn explore<G: Solved>(
                 }
                 continue;
             };
+            waiting.pop_front();
             let i = next;
             next += 1;
             result.positions += 1;
