@@ -11,7 +11,6 @@
 
 use std::fmt::Write as _;
 use std::hash::BuildHasher;
-use std::hash::Hasher;
 use std::time::{Duration, Instant};
 
 use super::{outcome_value, Failure, Solved};
@@ -53,11 +52,9 @@ impl<G: crate::bot::BuiltinBots> Oracle<G> for InProcess<G> {
         positions
             .iter()
             .map(|p| {
-                let mut h = std::hash::DefaultHasher::new();
-                p.hash(&mut h);
                 let mut bot = self
                     .spec
-                    .make::<G>(crate::seed::derive(self.seed, &[h.finish()]))
+                    .make::<G>(crate::seed::derive_text(self.seed, &p.to_string()))
                     .map_err(|e| e.to_string())?;
                 bot.select_move(p).map_err(|f| f.to_string())
             })
@@ -326,12 +323,20 @@ pub fn explore<G: Solved>(
             p.clone()
         }
     };
-    // The hash of a node's key, without a copy when keys are positions.
+    // A node's key hash, and whether a node has key `k`, without copying
+    // the node's position when keys are positions.
     let hash_of = |p: &G| {
         if canonical {
             hasher.hash_one(canonical_form(p).0)
         } else {
             hasher.hash_one(p)
+        }
+    };
+    let has_key = |p: &G, k: &G| {
+        if canonical {
+            canonical_form(p).0 == *k
+        } else {
+            p == k
         }
     };
     let queue = std::sync::Mutex::new(Queue {
@@ -341,11 +346,11 @@ pub fn explore<G: Solved>(
     let ready = std::sync::Condvar::new();
     let workers = oracles.len().max(1);
     // Records position `p` if it is new, and queues it for the bot.
-    let add = |p: G, parent: u32, via: Option<(G::Move, G::Move)>, nodes: &mut Nodes<G>| {
+    let mut add = |p: G, parent: u32, via: Option<(G::Move, G::Move)>, nodes: &mut Nodes<G>| {
         let k = key(&p);
         let entry = index.entry(
             hasher.hash_one(&k),
-            |&j| key(&nodes[j as usize].0) == k,
+            |&j| has_key(&nodes[j as usize].0, &k),
             |&j| hash_of(&nodes[j as usize].0),
         );
         if let hashbrown::hash_table::Entry::Vacant(e) = entry {
@@ -358,7 +363,6 @@ pub fn explore<G: Solved>(
             ready.notify_one();
         }
     };
-    let mut add = add;
     if start.to_move() == seat {
         add(start.clone(), u32::MAX, None, &mut nodes);
     } else {
