@@ -173,7 +173,7 @@ mod tests {
                 .unwrap();
         }
         w.append(&mut b"{\"id\": 3, \"gam".to_vec()).unwrap();
-        // The torn line has a newline from push; cut it to simulate a kill.
+        // The torn line got a newline from `append`; cut it to simulate a kill.
         let p = dir.join(GAMES);
         let len = std::fs::metadata(&p).unwrap().len();
         OpenOptions::new()
