@@ -132,6 +132,7 @@ fn main() {
                     spec.clone(),
                     Seat::One,
                     TimeControl::default(),
+                    0,
                 )) as Box<dyn Oracle<Notakto>>
             })
             .collect();

@@ -84,7 +84,7 @@ fn raw_echo() -> Vec<u64> {
 fn supervised(bot_exe: &str) -> Vec<u64> {
     let spec = ExternalSpec::from_command_line(bot_exe).expect("spec");
     let time = TimeControl::default();
-    let mut bot = ExternalBot::<TicTacToe>::new(spec, time);
+    let mut bot = ExternalBot::<TicTacToe>::new(spec, time, 0);
     bot.begin(Seat::Two, &time).expect("start the C bot");
     let pos: TicTacToe = "X...O...X".parse().expect("position");
     let mut times = Vec::with_capacity(ROUND_TRIPS);
@@ -110,8 +110,8 @@ fn games_per_second(spec: &ExternalSpec, threads: usize, seconds: f64) -> (f64, 
                 s.spawn(|| {
                     let mut games = 0usize;
                     while start.elapsed() < Duration::from_secs_f64(seconds) {
-                        let mut a = ExternalBot::<TicTacToe>::new(spec.clone(), time);
-                        let mut b = ExternalBot::<TicTacToe>::new(spec.clone(), time);
+                        let mut a = ExternalBot::<TicTacToe>::new(spec.clone(), time, 0);
+                        let mut b = ExternalBot::<TicTacToe>::new(spec.clone(), time, 0);
                         let mut setup = GameSetup::new(games as u64, 0, TicTacToe::new());
                         setup.time = time;
                         let r = play_game(&setup, [&mut a, &mut b], ["a".into(), "b".into()]);

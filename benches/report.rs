@@ -30,6 +30,7 @@ fn records<G: BuiltinBots>(bots: &[&str], games: u64) -> Vec<GameRecord> {
         options: GameOptions::default(),
         time: TimeControl::default(),
         random_plies: 0,
+        affinity: false,
     };
     let n = bots.len();
     let pairs: Vec<[usize; 2]> = (0..n)

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::bot::{Bot, BotError, BotSpec, BuiltinBots, Params, TimeControl};
+use crate::bot::external::{ProcessPool, DEFAULT_POOL};
+use crate::bot::{affinity, Bot, BotError, BotSpec, BuiltinBots, Params, TimeControl};
 use crate::game::{Game, GameOptions, Seat};
 use crate::record::{Forfeit, ForfeitReason, GameRecord};
 use crate::referee::{play_game, GameSetup};
@@ -34,6 +35,9 @@ pub struct RunConfig {
     pub time: TimeControl,
     /// Random plies played before the bots take over.
     pub random_plies: usize,
+    /// Pin each worker, and the bot processes it starts, to one CPU
+    /// (docs/protocol.md, "CPU affinity").
+    pub affinity: bool,
 }
 
 /// A bot entry of a run: its display name and how to make it.
@@ -96,25 +100,16 @@ impl Maker {
         spec: &BotSpec,
         seed: u64,
         time: &TimeControl,
+        pool: (&ProcessPool, u64),
     ) -> Result<Box<dyn Bot<G>>, BotError> {
         match self {
             Maker::Builtin(name, params) => match G::make_builtin(name, params, seed)? {
                 Some(bot) => Ok(bot),
-                None => spec.instantiate::<G>(seed, time),
+                None => spec.instantiate::<G>(seed, time, Some(pool)),
             },
-            Maker::Other => spec.instantiate::<G>(seed, time),
+            Maker::Other => spec.instantiate::<G>(seed, time, Some(pool)),
         }
     }
-}
-
-/// Plays one scheduled game.
-pub fn play_pairing<G: BuiltinBots>(
-    entrants: &[Entrant],
-    cfg: &RunConfig,
-    p: &Pairing,
-) -> GameRecord {
-    let makers: Vec<Maker> = entrants.iter().map(|e| Maker::new(&e.spec)).collect();
-    play_prepared::<G>(entrants, &makers, cfg, p)
 }
 
 fn play_prepared<G: BuiltinBots>(
@@ -122,6 +117,7 @@ fn play_prepared<G: BuiltinBots>(
     makers: &[Maker],
     cfg: &RunConfig,
     p: &Pairing,
+    pool: &ProcessPool,
 ) -> GameRecord {
     let start = G::start(&cfg.options);
     let mut setup = GameSetup::new(p.id, p.seed, start.clone());
@@ -133,7 +129,7 @@ fn play_prepared<G: BuiltinBots>(
     let make = |seat: Seat| {
         let i = p.players[seat.index()];
         let bot_seed = seed::derive(p.seed, &[seat.number() as u64]);
-        makers[i].make::<G>(&entrants[i].spec, bot_seed, &cfg.time)
+        makers[i].make::<G>(&entrants[i].spec, bot_seed, &cfg.time, (pool, i as u64))
     };
     match (make(Seat::One), make(Seat::Two)) {
         (Ok(mut a), Ok(mut b)) => play_game(&setup, [&mut a, &mut b], names),
@@ -207,10 +203,20 @@ pub fn run_games_with<G: BuiltinBots, T: Send>(
     let makers: Vec<Maker> = entrants.iter().map(|e| Maker::new(&e.spec)).collect();
     let (tx, rx) = mpsc::channel::<Vec<T>>();
     std::thread::scope(|s| {
-        for _ in 0..jobs.max(1).min(pairings.len().max(1)) {
+        let workers = jobs.max(1).min(pairings.len().max(1));
+        let cpus = if cfg.affinity { affinity::plan(workers) } else { Vec::new() };
+        for w in 0..workers {
             let tx = tx.clone();
             let (next, makers, work) = (&next, &makers, &work);
+            let cpu = cpus.get(w).copied();
             s.spawn(move || {
+                // Bots started from this thread inherit its CPU.
+                if let Some(cpu) = cpu {
+                    affinity::pin_current_thread(cpu);
+                }
+                // Kept processes live as long as the worker: dropped (and
+                // stopped) when it ends.
+                let pool = ProcessPool::new(DEFAULT_POOL);
                 // `work` has handled the game (written it out) before it is
                 // batched: results go to the calling thread in small
                 // batches, as one channel message per game costs more than
@@ -222,7 +228,7 @@ pub fn run_games_with<G: BuiltinBots, T: Send>(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(p) = pairings.get(i) else { break };
-                    let rec = play_prepared::<G>(entrants, makers, cfg, p);
+                    let rec = play_prepared::<G>(entrants, makers, cfg, p, &pool);
                     if batch.is_empty() {
                         opened = Instant::now();
                     }
@@ -281,6 +287,7 @@ mod tests {
             options: GameOptions::default(),
             time: TimeControl::default(),
             random_plies: 2,
+            affinity: true,
         };
         let pairings: Vec<Pairing> = (0..200)
             .map(|i| Pairing {

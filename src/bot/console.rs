@@ -18,6 +18,7 @@ use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
 use super::external::{process_forfeit, END_GRACE};
+use crate::protocol::Breach;
 use super::process::{BotProcess, Reply};
 use super::spec::ExternalSpec;
 use super::{Bot, TimeControl};
@@ -47,6 +48,7 @@ pub fn short_diff(expected: &str, got: &str) -> String {
 pub struct ConsoleBot<G: Game> {
     spec: ExternalSpec,
     time: TimeControl,
+    seed: u64,
     seat: Seat,
     process: Option<BotProcess>,
     /// The position the program's own game is at.
@@ -58,10 +60,11 @@ pub struct ConsoleBot<G: Game> {
 
 impl<G: Game> ConsoleBot<G> {
     /// A console bot for `spec`; nothing starts until `begin`.
-    pub fn new(spec: ExternalSpec, time: TimeControl) -> Self {
+    pub fn new(spec: ExternalSpec, time: TimeControl, seed: u64) -> Self {
         ConsoleBot {
             spec,
             time,
+            seed,
             seat: Seat::One,
             process: None,
             shown: None,
@@ -78,7 +81,8 @@ impl<G: Game> ConsoleBot<G> {
         line: Option<&[u8]>,
         pos: &G,
     ) -> Forfeit {
-        process_forfeit(self.process.take(), reason, detail, line, pos)
+        let b = Breach::new(reason, detail).with_line(line.map(<[u8]>::to_vec).unwrap_or_default());
+        process_forfeit(self.process.take(), b, pos)
     }
 
     /// Reads up to the next prompt, checks the board drawn before it against
@@ -188,7 +192,7 @@ impl<G: Game> Bot<G> for ConsoleBot<G> {
         self.seat = seat;
         self.moved = false;
         self.shown = None;
-        let p = BotProcess::spawn(&self.spec).map_err(|e| {
+        let p = BotProcess::spawn(&self.spec, self.seed).map_err(|e| {
             let program = self.spec.command.first().cloned().unwrap_or_default();
             Forfeit::new(
                 ForfeitReason::Startup,

@@ -1,18 +1,24 @@
-//! An external program as a [`Bot`]: protocol v1 (docs/protocol.md) over a
-//! supervised [`BotProcess`], a fresh process per game.
+//! An external program as a [`Bot`]: the protocol (docs/protocol.md) over a
+//! supervised [`BotProcess`], a fresh process per game, or one kept across
+//! games in a [`ProcessPool`] for bots that declare `reuse`.
 //!
-//! Every failure of the bot becomes a [`Forfeit`] with the evidence attached
-//! (raw line, time, exit status, stderr tail), and the process group is
-//! killed at once.
+//! Every failure of the bot becomes a [`Forfeit`] through
+//! [`protocol::judge_reply`], with the evidence attached (raw line, time,
+//! exit status, the game's stderr tail), and the process group is killed
+//! at once.
 
+use std::collections::VecDeque;
+use std::io::Write as _;
 use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::process::{BotProcess, Reply};
+use super::process::BotProcess;
 use super::spec::ExternalSpec;
 use super::{Bot, BotResult, TimeControl};
-use crate::game::{Game, Seat};
-use crate::record::{escape_line, Forfeit, ForfeitReason};
+use crate::game::{Game, Outcome, Seat};
+use crate::protocol::{self, Allowance, Begin, Breach, Command, Heard};
+use crate::record::{Forfeit, ForfeitReason};
 
 /// How long a bot has to exit after `end` before it is killed.
 pub const END_GRACE: Duration = Duration::from_secs(1);
@@ -20,39 +26,115 @@ pub const END_GRACE: Duration = Duration::from_secs(1);
 /// How many bytes of stderr a forfeit record keeps.
 pub const FORFEIT_STDERR_TAIL: usize = 2048;
 
-/// Builds a forfeit with everything known about a bot process: the raw
-/// line (escaped), the position, and, after killing the process group at
-/// once, its exit status and stderr tail.
-pub fn process_forfeit<G: Game>(
-    process: Option<BotProcess>,
-    reason: ForfeitReason,
-    detail: String,
-    line: Option<&[u8]>,
-    pos: &G,
-) -> Forfeit {
-    let mut f = Forfeit::new(reason, detail);
-    f.line = line.map(escape_line);
-    f.position = pos.to_string();
+/// The forfeit for breach `b` in `pos` with everything known about the
+/// bot's process: it is killed at once, and its exit status and the
+/// current game's stderr tail go into the record.
+pub fn process_forfeit<G: Game>(process: Option<BotProcess>, b: Breach, pos: &G) -> Forfeit {
+    let mut f = b.into_forfeit(pos);
     if let Some(mut p) = process {
         p.kill();
         f.exit_status = p.exit_status();
-        f.stderr_tail = p.stderr_tail(FORFEIT_STDERR_TAIL);
+        f.stderr_tail = p.game_stderr_tail(FORFEIT_STDERR_TAIL);
     }
     f
 }
 
-/// A bot that runs an external program speaking protocol v1.
+/// Kept processes one worker holds at most by default: enough for the bots
+/// of the games it plays in a row, few enough to bound memory.
+pub const DEFAULT_POOL: usize = 8;
+
+/// Bot processes kept between games (bots that declare `reuse`), owned by
+/// one worker so that a process plays one game at a time. At most `cap`
+/// processes wait; beyond that the least recently used is stopped. Dropping
+/// the last handle closes every kept process's stdin and reaps it.
+#[derive(Clone, Debug)]
+pub struct ProcessPool(Arc<Mutex<PoolInner>>);
+
+#[derive(Debug)]
+struct PoolInner {
+    idle: VecDeque<(u64, BotProcess)>,
+    cap: usize,
+}
+
+impl ProcessPool {
+    /// A pool keeping at most `cap` idle processes.
+    pub fn new(cap: usize) -> Self {
+        ProcessPool(Arc::new(Mutex::new(PoolInner {
+            idle: VecDeque::new(),
+            cap: cap.max(1),
+        })))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PoolInner> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A kept process of the bot `key`, if one waits.
+    fn take(&self, key: u64) -> Option<BotProcess> {
+        let mut inner = self.lock();
+        let i = inner.idle.iter().position(|(k, _)| *k == key)?;
+        inner.idle.remove(i).map(|(_, p)| p)
+    }
+
+    /// Keeps `p` for the bot `key`'s next game.
+    fn put(&self, key: u64, p: BotProcess) {
+        let evicted = {
+            let mut inner = self.lock();
+            inner.idle.push_back((key, p));
+            if inner.idle.len() > inner.cap {
+                inner.idle.pop_front()
+            } else {
+                None
+            }
+        };
+        if let Some((_, mut old)) = evicted {
+            old.finish(b"", Duration::from_millis(100));
+        }
+    }
+
+    /// Processes waiting in the pool.
+    pub fn len(&self) -> usize {
+        self.lock().idle.len()
+    }
+
+    /// Whether no process waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Drop for PoolInner {
+    fn drop(&mut self) {
+        // Closing stdin ends a well-behaved bot; all of them get their grace
+        // at once, then what is left is killed.
+        for (_, p) in self.idle.iter_mut() {
+            p.send_end(b"", Duration::from_millis(200));
+        }
+        for (_, p) in self.idle.iter_mut() {
+            p.wait_exit();
+        }
+    }
+}
+
+/// A bot that runs an external program speaking the protocol.
 ///
-/// `begin` starts the process; `end` sends the end line and closes its
-/// stdin; dropping the bot waits for the exit (at most [`END_GRACE`] after
-/// `end`) and kills whatever is left of its process group.
+/// `begin` starts the process (or takes a kept one); `end` sends the end
+/// line and closes its stdin (or keeps the process); dropping the bot waits
+/// for the exit (at most [`END_GRACE`] after `end`) and kills whatever is
+/// left of its process group.
 #[derive(Debug)]
 pub struct ExternalBot<G: Game> {
     spec: ExternalSpec,
     time: TimeControl,
+    seed: u64,
+    seat: Seat,
+    keep: Option<(ProcessPool, u64)>,
     process: Option<BotProcess>,
+    /// The process was kept from an earlier game (not started for this one).
+    reused: bool,
+    /// The bot has replied in this game.
+    replied: bool,
     ending: Option<BotProcess>,
-    replies: usize,
     last_time_us: Option<u64>,
     first_reply_us: Option<u64>,
     exited_cleanly: Option<bool>,
@@ -62,14 +144,19 @@ pub struct ExternalBot<G: Game> {
 }
 
 impl<G: Game> ExternalBot<G> {
-    /// A bot for `spec`; nothing is started until `begin`.
-    pub fn new(spec: ExternalSpec, time: TimeControl) -> Self {
+    /// A bot for `spec` whose game has seed `seed`; nothing is started
+    /// until `begin`.
+    pub fn new(spec: ExternalSpec, time: TimeControl, seed: u64) -> Self {
         ExternalBot {
             spec,
             time,
+            seed,
+            seat: Seat::One,
+            keep: None,
             process: None,
+            reused: false,
+            replied: false,
             ending: None,
-            replies: 0,
             last_time_us: None,
             first_reply_us: None,
             exited_cleanly: None,
@@ -79,13 +166,29 @@ impl<G: Game> ExternalBot<G> {
         }
     }
 
-    /// Time from starting the process to its first reply's newline, in µs.
+    /// Plays with processes kept in `pool` under `key` (when the spec
+    /// declares `reuse`; otherwise the pool is not used).
+    pub fn keeping(mut self, pool: &ProcessPool, key: u64) -> Self {
+        if self.spec.reuse {
+            self.keep = Some((pool.clone(), key));
+        }
+        self
+    }
+
+    /// Time from starting the process to its first reply's newline, in µs
+    /// (for a process started in this game).
     pub fn startup_us(&self) -> Option<u64> {
         self.first_reply_us
     }
 
+    /// Whether this game is played by a process kept from an earlier game.
+    pub fn is_reused(&self) -> bool {
+        self.reused
+    }
+
     /// After `end`: whether the bot exited by itself within the grace
-    /// period (waits for that, at most [`END_GRACE`]).
+    /// period (waits for that, at most [`END_GRACE`]). `None` for a kept
+    /// process, which stays.
     pub fn exited_cleanly(&mut self) -> Option<bool> {
         self.settle();
         self.exited_cleanly
@@ -107,42 +210,119 @@ impl<G: Game> ExternalBot<G> {
         }
     }
 
-    /// The process id of the running bot, if any (its process group id too).
-    pub fn pid(&self) -> Option<i32> {
-        self.process.as_ref().map(BotProcess::pid)
+    /// A process for this game: a kept one that is still alive, or a new one.
+    fn acquire(&mut self) -> Result<(), Forfeit> {
+        if let Some((pool, key)) = &self.keep {
+            while let Some(mut p) = pool.take(*key) {
+                // Output after `end` is ignored (docs/protocol.md).
+                p.take_stray();
+                if p.is_alive() {
+                    self.process = Some(p);
+                    self.reused = true;
+                    return Ok(());
+                }
+            }
+        }
+        self.reused = false;
+        match BotProcess::spawn(&self.spec, self.seed) {
+            Ok(p) => {
+                self.process = Some(p);
+                Ok(())
+            }
+            Err(e) => {
+                let program = self.spec.command.first().cloned().unwrap_or_default();
+                let b = Breach::not_started(&program, &e);
+                Err(Forfeit::new(b.reason, b.detail))
+            }
+        }
     }
 
-    /// The bot's kept stderr (first and last 64 KiB), while its process exists.
-    pub fn stderr_log(&self) -> String {
-        self.process
-            .as_ref()
-            .map(BotProcess::stderr_log)
-            .unwrap_or_default()
+    /// Starts (or takes) the process and sends the begin line.
+    fn start_game(&mut self) -> Result<(), Forfeit> {
+        self.acquire()?;
+        let begin = Begin {
+            seed: self.spec.reuse.then_some(self.seed),
+            ..Begin::new(G::KIND, self.seat, self.time.move_ms)
+        };
+        let deadline =
+            Instant::now() + Duration::from_millis(self.time.move_ms + self.time.startup_ms);
+        if let Some(p) = self.process.as_mut() {
+            p.mark_game_start();
+            self.line.clear();
+            let _ = writeln!(self.line, "{}", Command::<G>::Begin(begin));
+            // A bot that is already gone shows when its first reply is
+            // awaited; a write error here changes nothing.
+            let _ = p.send(&self.line, deadline);
+        }
+        Ok(())
+    }
+
+    fn allowance(&self, fresh: bool) -> Allowance {
+        Allowance {
+            move_ms: self.time.move_ms,
+            startup_ms: if fresh { self.time.startup_ms } else { 0 },
+            replied_before: !fresh,
+        }
     }
 
     /// Kills the process and builds the forfeit with everything known.
-    fn forfeit(
-        &mut self,
-        reason: ForfeitReason,
-        detail: String,
-        line: Option<&[u8]>,
-        pos: &G,
-    ) -> Forfeit {
-        let f = process_forfeit(self.process.take(), reason, detail, line, pos);
-        if f.exit_status.is_some() {
+    fn forfeit(&mut self, b: Breach, pos: &G) -> Forfeit {
+        let had_process = self.process.is_some();
+        let mut f = process_forfeit(self.process.take(), b, pos);
+        if had_process {
             self.exit_status = f.exit_status.clone();
+        } else {
+            f.exit_status = self.exit_status.clone();
         }
         f
     }
 
-    /// Start-up when no reply came yet, else a crash: a bot that dies before
-    /// answering anything most likely failed to start.
-    fn died_reason(&self) -> ForfeitReason {
-        if self.replies == 0 {
-            ForfeitReason::Startup
+    /// Asks the process for its move in `pos`: what it sent, judged.
+    fn ask(&mut self, pos: &G) -> Result<G::Move, Breach> {
+        let Some(p) = self.process.as_mut() else {
+            let heard = Heard::Closed(Vec::new());
+            let allow = self.allowance(!self.replied && !self.reused);
+            return protocol::judge_reply(heard, pos, &allow);
+        };
+        let fresh = p.answered() == 0;
+        let allow = Allowance {
+            move_ms: self.time.move_ms,
+            startup_ms: if fresh { self.time.startup_ms } else { 0 },
+            replied_before: !fresh,
+        };
+        let limit = allow.limit();
+        // Whatever waits in the pipe now was written when no reply was due.
+        let stray = p.take_stray();
+        let heard = if !stray.is_empty() {
+            Heard::Stray(stray)
         } else {
-            ForfeitReason::Crash
+            self.line.clear();
+            let _ = writeln!(self.line, "{}", Command::Turn(pos));
+            match p.send(&self.line, Instant::now() + limit) {
+                Err(e) => Heard::Unsent(e),
+                Ok(()) => {
+                    // The clock starts once the whole turn line is in the pipe.
+                    let t0 = Instant::now();
+                    match p.read_line(t0 + limit) {
+                        Ok(reply) => reply.heard(t0),
+                        Err(_) => Heard::Closed(Vec::new()),
+                    }
+                }
+            }
+        };
+        if let Heard::Line(_, elapsed) = &heard {
+            let us = elapsed.as_micros() as u64;
+            self.last_time_us = Some(us);
+            if fresh && !self.reused {
+                self.first_reply_us = Some(p.started().elapsed().as_micros() as u64);
+            }
         }
+        let judged = protocol::judge_reply(heard, pos, &allow);
+        if judged.is_ok() {
+            p.count_answer();
+            self.replied = true;
+        }
+        judged
     }
 }
 
@@ -154,173 +334,28 @@ impl<G: Game> Bot<G> for ExternalBot<G> {
     fn begin(&mut self, seat: Seat, time: &TimeControl) -> Result<(), Forfeit> {
         self.settle();
         self.time = *time;
-        self.replies = 0;
+        self.seat = seat;
+        self.replied = false;
         self.process = None;
-        let mut p = BotProcess::spawn(&self.spec).map_err(|e| {
-            let program = self.spec.command.first().cloned().unwrap_or_default();
-            Forfeit::new(
-                ForfeitReason::Startup,
-                format!("could not start '{program}': {e}"),
-            )
-        })?;
-        let line = format!(
-            "begin {} {} {}\n",
-            G::KIND.name(),
-            seat.number(),
-            time.move_ms
-        );
-        let deadline = Instant::now() + Duration::from_millis(time.startup_ms + time.move_ms);
-        // A bot that is already gone shows up as a start-up forfeit when its
-        // first reply is awaited; a write error here changes nothing.
-        let _ = p.send(line.as_bytes(), deadline);
-        self.process = Some(p);
-        Ok(())
+        self.start_game()
     }
 
     fn select_move(&mut self, pos: &G) -> Result<G::Move, Forfeit> {
         self.last_time_us = None;
-        let first = self.replies == 0;
-        let limit_ms = self.time.move_ms + if first { self.time.startup_ms } else { 0 };
-        let limit = Duration::from_millis(limit_ms);
-        let limit_us = limit_ms * 1000;
-        let Some(p) = self.process.as_mut() else {
-            let mut f = Forfeit::new(self.died_reason(), "the bot is not running");
-            f.position = pos.to_string();
-            f.exit_status = self.exit_status.clone();
-            return Err(f);
-        };
-        let started = p.started();
-        if p.has_pending_output() {
-            let detail = "wrote more than one line for its previous turn".to_string();
-            return Err(self.forfeit(ForfeitReason::Malformed, detail, None, pos));
-        }
-        self.line.clear();
-        self.line.extend_from_slice(b"turn ");
-        self.line.extend_from_slice(pos.to_string().as_bytes());
-        self.line.push(b'\n');
-        let sent_deadline = Instant::now() + limit;
-        if let Err(e) = p.send(&self.line, sent_deadline) {
-            let reason = if e.kind() == std::io::ErrorKind::TimedOut {
-                ForfeitReason::Timeout
-            } else {
-                self.died_reason()
-            };
-            let detail = format!("could not send the turn line: {e}");
-            return Err(self.forfeit(reason, detail, None, pos));
-        }
-        // The clock starts once the whole turn line is in the pipe.
-        let t0 = Instant::now();
-        let deadline = t0 + limit;
-        let reply = match p.read_line(deadline) {
-            Ok(r) => r,
-            Err(e) => {
-                let detail = format!("reading the reply failed: {e}");
-                return Err(self.forfeit(self.died_reason(), detail, None, pos));
-            }
-        };
-        match reply {
-            Reply::Line(raw, at) => {
-                let us = at.duration_since(t0).as_micros() as u64;
-                self.last_time_us = Some(us);
-                if us > limit_us {
-                    let reason = if first {
-                        ForfeitReason::Startup
-                    } else {
-                        ForfeitReason::Timeout
-                    };
-                    let mut f = self.forfeit(
-                        reason,
-                        format!("replied after the {limit_ms} ms limit"),
-                        Some(&raw),
-                        pos,
-                    );
-                    f.time_us = us;
-                    f.overrun_us = us - limit_us;
-                    return Err(f);
+        match self.ask(pos) {
+            Ok(mv) => Ok(mv),
+            Err(b) if b.reason == ForfeitReason::Crash && self.reused && !self.replied => {
+                // A kept process that ended before this game's first reply
+                // exited after the previous `end`, which a bot may do: a
+                // fresh process plays this game.
+                if let Some(mut old) = self.process.take() {
+                    old.kill();
                 }
-                if first {
-                    self.first_reply_us = Some(at.duration_since(started).as_micros() as u64);
-                }
-                let parsed = std::str::from_utf8(&raw)
-                    .map_err(|_| "the reply is not valid UTF-8".to_string())
-                    .and_then(|text| {
-                        let text = text.trim_end_matches('\r').trim();
-                        G::parse_move(text).map_err(|e| format!("not a move: {e}"))
-                    });
-                let with_time = |mut f: Forfeit| {
-                    f.time_us = us;
-                    f
-                };
-                match parsed {
-                    Err(detail) => Err(with_time(self.forfeit(
-                        ForfeitReason::Malformed,
-                        detail,
-                        Some(&raw),
-                        pos,
-                    ))),
-                    Ok(mv) => match pos.illegality(mv) {
-                        // Checked here, not only by the referee, so the record
-                        // keeps the raw line and the process dies at once.
-                        Some(why) => Err(with_time(self.forfeit(
-                            ForfeitReason::Illegal,
-                            why,
-                            Some(&raw),
-                            pos,
-                        ))),
-                        None => {
-                            self.replies += 1;
-                            Ok(mv)
-                        }
-                    },
-                }
+                self.keep = None;
+                self.start_game()?;
+                self.ask(pos).map_err(|b| self.forfeit(b, pos))
             }
-            Reply::TooLong(prefix) => {
-                let detail = format!(
-                    "a reply longer than {} bytes without a newline",
-                    super::process::MAX_LINE
-                );
-                let us = t0.elapsed().as_micros() as u64;
-                let mut f = self.forfeit(ForfeitReason::Malformed, detail, Some(&prefix), pos);
-                f.time_us = us;
-                Err(f)
-            }
-            Reply::Closed(partial) => {
-                let us = t0.elapsed().as_micros() as u64;
-                let reason = self.died_reason();
-                let detail = if reason == ForfeitReason::Startup {
-                    "exited before its first reply".to_string()
-                } else {
-                    "exited or closed its stdout during the game".to_string()
-                };
-                let line = (!partial.is_empty()).then_some(&partial[..]);
-                let mut f = self.forfeit(reason, detail, line, pos);
-                f.time_us = us;
-                Err(f)
-            }
-            Reply::Timeout(partial) => {
-                let us = t0.elapsed().as_micros() as u64;
-                let mut detail = if partial.is_empty() {
-                    format!("no reply within {limit_ms} ms")
-                } else {
-                    format!("no complete line (newline missing) within {limit_ms} ms")
-                };
-                // The first turn includes the start-up allowance: a bot that
-                // has not answered by then did not start in time.
-                let reason = if first {
-                    detail.push_str(&format!(
-                        " ({} ms per move + {} ms start-up allowance)",
-                        self.time.move_ms, self.time.startup_ms
-                    ));
-                    ForfeitReason::Startup
-                } else {
-                    ForfeitReason::Timeout
-                };
-                let line = (!partial.is_empty()).then_some(&partial[..]);
-                let mut f = self.forfeit(reason, detail, line, pos);
-                f.time_us = us;
-                f.overrun_us = us.saturating_sub(limit_us);
-                Err(f)
-            }
+            Err(b) => Err(self.forfeit(b, pos)),
         }
     }
 
@@ -328,13 +363,43 @@ impl<G: Game> Bot<G> for ExternalBot<G> {
         self.last_time_us
     }
 
+    fn confirm_end(&mut self, final_pos: &G, _outcome: Outcome) -> Result<(), Forfeit> {
+        let Some(p) = self.process.as_mut() else {
+            return Ok(());
+        };
+        let stray = p.take_stray();
+        if stray.is_empty() {
+            return Ok(());
+        }
+        let allow = self.allowance(false);
+        match protocol::judge_reply(Heard::Stray(stray), final_pos, &allow) {
+            Err(b) => Err(self.forfeit(b, final_pos)),
+            Ok(_) => Ok(()),
+        }
+    }
+
     fn end(&mut self, result: BotResult) {
-        if let Some(mut p) = self.process.take() {
-            let line = format!("end {}\n", result.word());
-            // Waiting for the exit is deferred (see `settle`), so that the
-            // other bot of the game gets its `end` without waiting for this one.
-            p.send_end(line.as_bytes(), END_GRACE);
-            self.ending = Some(p);
+        let Some(mut p) = self.process.take() else {
+            return;
+        };
+        self.line.clear();
+        let _ = writeln!(self.line, "{}", Command::<G>::End(result));
+        match &self.keep {
+            Some((pool, key)) => {
+                let sent = p.send(&self.line, Instant::now() + END_GRACE);
+                if sent.is_ok() && p.is_alive() {
+                    pool.put(*key, p);
+                } else {
+                    p.kill();
+                    self.exit_status = p.exit_status();
+                }
+            }
+            None => {
+                // Waiting for the exit is deferred (see `settle`), so that the
+                // other bot of the game gets its `end` without waiting for this one.
+                p.send_end(&self.line, END_GRACE);
+                self.ending = Some(p);
+            }
         }
     }
 }
@@ -351,18 +416,25 @@ mod tests {
     use crate::game::TicTacToe;
 
     /// A bot written in `sh`: `script` runs once per turn line it reads.
-    fn sh_bot(script: &str) -> ExternalBot<TicTacToe> {
+    fn sh_spec(script: &str) -> ExternalSpec {
         let body = format!(
             "while read cmd pos; do case $cmd in turn) {script};; end) exit 0;; esac; done"
         );
         let mut spec = ExternalSpec::from_command_line("sh").unwrap();
         spec.command = vec!["sh".into(), "-c".into(), body];
-        let time = TimeControl {
+        spec
+    }
+
+    fn time() -> TimeControl {
+        TimeControl {
             move_ms: 2000,
             startup_ms: 2000,
-        };
-        let mut bot = ExternalBot::new(spec, time);
-        bot.begin(Seat::One, &time).unwrap();
+        }
+    }
+
+    fn sh_bot(script: &str) -> ExternalBot<TicTacToe> {
+        let mut bot = ExternalBot::new(sh_spec(script), time(), 1);
+        bot.begin(Seat::One, &time()).unwrap();
         bot
     }
 
@@ -386,7 +458,19 @@ mod tests {
         let pos: TicTacToe = "....X....".parse().unwrap();
         let f = bot.select_move(&pos).unwrap_err();
         assert_eq!(f.reason, ForfeitReason::Malformed, "{f:?}");
-        assert!(f.detail.contains("more than one line"), "{f:?}");
+        assert!(f.detail.contains("no reply was due"), "{f:?}");
+        assert_eq!(f.line.as_deref(), Some("5\\n"));
+    }
+
+    #[test]
+    fn a_second_line_at_the_end_of_the_game_is_malformed_too() {
+        let mut bot = sh_bot("printf '4\\n5\\n'");
+        bot.select_move(&TicTacToe::new()).unwrap();
+        let end: TicTacToe = "XXXOO....".parse().unwrap();
+        let f = bot
+            .confirm_end(&end, Outcome::Win(Seat::One))
+            .unwrap_err();
+        assert_eq!(f.reason, ForfeitReason::Malformed, "{f:?}");
     }
 
     #[test]
@@ -405,5 +489,43 @@ mod tests {
         // The process is gone: asking again is a crash, not a hang.
         let again = bot.select_move(&pos).unwrap_err();
         assert_eq!(again.reason, ForfeitReason::Crash);
+    }
+
+    #[test]
+    fn a_kept_process_plays_the_next_game_and_gets_its_seed() {
+        // The bot echoes the begin line's seed field to stderr; the same
+        // process id in both games means one process played them.
+        let script = "while read cmd a b c d; do case $cmd in \
+                      begin) echo \"$d\" >&2;; turn) echo 4;; end) ;; esac; done";
+        let mut spec = ExternalSpec::from_command_line("sh").unwrap();
+        spec.command = vec!["sh".into(), "-c".into(), script.into()];
+        spec.reuse = true;
+        let pool = ProcessPool::new(4);
+        let mut pids = Vec::new();
+        for seed in [11u64, 12] {
+            let mut bot = ExternalBot::<TicTacToe>::new(spec.clone(), time(), seed).keeping(&pool, 0);
+            bot.begin(Seat::One, &time()).unwrap();
+            pids.push(bot.process.as_ref().map(BotProcess::pid));
+            bot.select_move(&TicTacToe::new()).unwrap();
+            let p = bot.process.as_mut().unwrap();
+            assert!(p.game_stderr_tail(100).contains(&format!("seed={seed}")));
+            bot.end(BotResult::Draw);
+        }
+        assert_eq!(pids[0], pids[1]);
+        assert_eq!(pool.len(), 1);
+    }
+
+    #[test]
+    fn a_kept_process_that_exits_after_end_is_started_again_without_forfeit() {
+        let mut spec = sh_spec("echo 4");
+        spec.reuse = true;
+        let pool = ProcessPool::new(4);
+        for seed in 0..3 {
+            let mut bot = ExternalBot::<TicTacToe>::new(spec.clone(), time(), seed).keeping(&pool, 0);
+            bot.begin(Seat::One, &time()).unwrap();
+            let mv = bot.select_move(&TicTacToe::new());
+            assert!(mv.is_ok(), "game {seed}: {mv:?}");
+            bot.end(BotResult::Draw);
+        }
     }
 }

@@ -8,6 +8,7 @@ use std::str::FromStr;
 use crate::game::{Game, MoveList, Outcome, Seat};
 use crate::record::Forfeit;
 
+pub mod affinity;
 pub mod console;
 pub mod external;
 pub mod notakto;

@@ -1,18 +1,21 @@
-//! One supervised bot process: started in its own process group, its stdout
-//! read with deadlines, its stderr drained on a thread, and killed (with the
-//! whole group) the moment it forfeits.
+//! The one process supervisor: every program referee starts (protocol bots,
+//! console programs, grading's pipelined bots) runs as a [`BotProcess`]:
+//! in its own process group, with a clean environment and a private
+//! temporary directory, under resource limits, its stdout read with
+//! deadlines and its stderr drained as it comes, and killed (with the whole
+//! group) the moment it forfeits.
 //!
-//! Nothing here blocks without a deadline on anything the bot controls: the
-//! stdout pipe is only read after `poll` says it is readable, and a bot that
-//! ignores signals or leaves a grandchild holding its stdout is simply
-//! SIGKILLed by group when its time runs out.
+//! Nothing here blocks without a deadline on anything the bot controls, and
+//! nothing here needs a thread: stdout and stderr are read in the same
+//! `poll`, so a bot that escapes its group and keeps stderr open costs no
+//! thread, and a noisy bot never blocks while referee waits on it.
 
 use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, AsRawFd};
-use std::os::unix::process::CommandExt;
-use std::process::{ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{Arc, Condvar, Mutex};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -26,9 +29,7 @@ use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 use super::spec::{ExternalSpec, ResourceLimits};
-
-/// The longest reply line accepted, in bytes (without its newline).
-pub const MAX_LINE: usize = 64 * 1024;
+use crate::protocol::MAX_REPLY;
 
 /// How much of a bot's stderr is kept at each end of the log.
 pub const LOG_KEEP: usize = 64 * 1024;
@@ -39,13 +40,21 @@ pub const DEFAULT_MEMORY_MB: u64 = 4096;
 /// Default CPU-time limit (seconds) when a bot's limits do not say.
 pub const DEFAULT_CPU_SECONDS: u64 = 600;
 
+/// The environment variable that carries the seed of the first game a
+/// process plays (docs/protocol.md).
+pub const SEED_VAR: &str = "REFEREE_SEED";
+
+/// The variables a bot keeps from referee's own environment when it does
+/// not inherit the whole of it (docs/protocol.md): enough for interpreters
+/// to be found and to start.
+pub const KEPT_VARS: [&str; 3] = ["PATH", "HOME", "LANG"];
+
 /// A bot's stderr, bounded: the first and the last [`LOG_KEEP`] bytes.
 #[derive(Debug, Default)]
 pub struct StderrLog {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: u64,
-    closed: bool,
 }
 
 impl StderrLog {
@@ -90,6 +99,8 @@ impl StderrLog {
     pub fn tail(&self, max: usize) -> String {
         let mut bytes: Vec<u8> = self.tail.iter().copied().collect();
         if bytes.len() < max {
+            // Only when everything written fits in head and tail, which are
+            // then contiguous.
             let need = max - bytes.len();
             let from = self.head.len().saturating_sub(need);
             let mut h = self.head[from..].to_vec();
@@ -101,19 +112,55 @@ impl StderrLog {
     }
 }
 
-type SharedLog = Arc<(Mutex<StderrLog>, Condvar)>;
-
 /// What came back from the bot when a reply was awaited.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Reply {
     /// A complete line (without its newline), and when its newline arrived.
     Line(Vec<u8>, Instant),
-    /// More than [`MAX_LINE`] bytes without a newline; the first bytes.
+    /// More than [`MAX_REPLY`] bytes without a newline; the first bytes.
     TooLong(Vec<u8>),
     /// The bot closed its stdout (usually: it exited); what it wrote of a line.
     Closed(Vec<u8>),
     /// The deadline passed; what the bot wrote of a line so far.
     Timeout(Vec<u8>),
+}
+
+impl Reply {
+    /// The same thing in the protocol's terms, timed from `sent`.
+    pub fn heard(self, sent: Instant) -> crate::protocol::Heard {
+        use crate::protocol::Heard;
+        match self {
+            Reply::Line(l, at) => Heard::Line(l, at.saturating_duration_since(sent)),
+            Reply::TooLong(b) => Heard::TooLong(b),
+            Reply::Closed(b) => Heard::Closed(b),
+            Reply::Timeout(b) => Heard::Deadline(b),
+        }
+    }
+}
+
+/// Process groups of every bot alive, so that an interrupted referee can
+/// kill them all (see [`kill_all`]). A group id is removed before its
+/// leader is reaped, so an id in here always names one of our groups.
+static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Kills the process group of every bot alive (used when referee is
+/// interrupted) and returns how many there were. The processes are reaped
+/// by their owners.
+pub fn kill_all() -> usize {
+    let groups = live();
+    for &pgid in groups.iter() {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+    groups.len()
+}
+
+/// How many bot processes are alive (not yet reaped).
+pub fn live_count() -> usize {
+    live().len()
 }
 
 /// A running bot process. Dropping it kills the whole process group and
@@ -124,12 +171,19 @@ pub struct BotProcess {
     stdin: Option<ChildStdin>,
     stdout: ChildStdout,
     stdout_open: bool,
+    stderr: Option<ChildStderr>,
     buf: Vec<u8>,
-    log: SharedLog,
+    log: StderrLog,
     status: Option<WaitStatus>,
     killed: bool,
     started: Instant,
     end_deadline: Option<Instant>,
+    /// Replies the process has given, over all its games.
+    answered: u64,
+    /// Stderr bytes written before the current game began.
+    log_mark: u64,
+    /// The private temporary directory; removed when the process is dropped.
+    _tmp: Option<tempfile::TempDir>,
 }
 
 /// The limits actually applied: the spec's, or the defaults; 0 means none.
@@ -179,21 +233,58 @@ fn apply_limits(pid: Pid, limits: &[(Resource, u64)]) -> io::Result<()> {
     Ok(())
 }
 
+/// The environment a bot starts with: the [`KEPT_VARS`] of referee's own
+/// (or all of it with `inherit_env`), its private `TMPDIR`, its seed, then
+/// the spec's own variables, which win.
+fn bot_env(spec: &ExternalSpec, tmp: &std::path::Path, seed: u64) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    if !spec.inherit_env {
+        for key in KEPT_VARS {
+            if let Some(v) = std::env::var_os(key) {
+                env.push((key.into(), v));
+            }
+        }
+        if std::env::var_os("LANG").is_none() {
+            env.push(("LANG".into(), "C.UTF-8".into()));
+        }
+    }
+    for key in ["TMPDIR", "TMP", "TEMP"] {
+        env.push((key.into(), tmp.into()));
+    }
+    env.push((SEED_VAR.into(), seed.to_string().into()));
+    for (k, v) in &spec.env {
+        env.push((k.into(), v.into()));
+    }
+    env
+}
+
+fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
+    let flags = fcntl(fd.as_raw_fd(), FcntlArg::F_GETFL).map_err(io::Error::from)?;
+    let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
+    fcntl(fd.as_raw_fd(), FcntlArg::F_SETFL(flags)).map_err(io::Error::from)?;
+    Ok(())
+}
+
 impl BotProcess {
-    /// Starts the bot's command in a new process group with piped stdio and
-    /// its resource limits.
-    pub fn spawn(spec: &ExternalSpec) -> io::Result<BotProcess> {
+    /// Starts the bot's command in a new process group with piped stdio,
+    /// its environment (with `seed` in [`SEED_VAR`]) and its resource
+    /// limits. The process inherits the calling thread's CPU affinity.
+    pub fn spawn(spec: &ExternalSpec, seed: u64) -> io::Result<BotProcess> {
         let (program, args) = spec
             .command
             .split_first()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
+        let tmp = tempfile::Builder::new().prefix("referee-bot-").tempdir()?;
         let mut cmd = Command::new(program);
+        if !spec.inherit_env {
+            cmd.env_clear();
+        }
         cmd.args(args)
-            .envs(&spec.env)
+            .envs(bot_env(spec, tmp.path(), seed))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+            .stderr(Stdio::piped());
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         if let Some(dir) = &spec.cwd {
             cmd.current_dir(dir);
         }
@@ -206,12 +297,10 @@ impl BotProcess {
             // getrlimit and setrlimit, which are async-signal-safe; it
             // allocates nothing.
             unsafe {
-                cmd.pre_exec(move || {
+                std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
                     let os_err = |e: Errno| io::Error::from_raw_os_error(e as i32);
                     for (res, value) in limits {
                         if value > 0 {
-                            // Never above the hard limit we inherited: raising
-                            // it would fail for an unprivileged referee.
                             let (_, hard) = getrlimit(res).map_err(os_err)?;
                             let v = value.min(hard);
                             setrlimit(res, v, v).map_err(os_err)?;
@@ -222,52 +311,55 @@ impl BotProcess {
             }
         }
         let started = Instant::now();
+        // Registered before the spawn returns anything to kill, under the
+        // lock, so that an interruption never misses a group.
+        let mut groups = live();
         let mut child = cmd.spawn()?;
         let pid = Pid::from_raw(child.id() as i32);
-        // On Linux the limits are set on the started process with
-        // prlimit(2): std starts it with posix_spawn (no pre-exec hook), which
-        // returns once the bot's program is exec'd, so the limits hold from
-        // its first microseconds on (what it does before them is bounded by
-        // that time).
-        #[cfg(target_os = "linux")]
-        if let Err(e) = apply_limits(pid, &limits) {
-            let _ = killpg(pid, Signal::SIGKILL);
-            let _ = waitpid(pid, None);
-            return Err(e);
-        }
+        groups.push(pid.as_raw());
+        drop(groups);
         // From here on the process exists: build the struct first so that
         // Drop cleans up whatever fails next.
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            // Cannot happen with piped stdio; kill rather than leak.
             let _ = killpg(pid, Signal::SIGKILL);
+            forget_group(pid);
             let _ = waitpid(pid, None);
             return Err(io::Error::other("child pipes missing"));
         };
-        let log: SharedLog = Arc::new((Mutex::new(StderrLog::default()), Condvar::new()));
         let mut me = BotProcess {
             pid,
             stdin: Some(stdin),
             stdout,
             stdout_open: true,
+            stderr: Some(stderr),
             buf: Vec::new(),
-            log: log.clone(),
+            log: StderrLog::default(),
             status: None,
             killed: false,
             started,
             end_deadline: None,
+            answered: 0,
+            log_mark: 0,
+            _tmp: Some(tmp),
         };
-        // A bot that never reads its stdin must not block the referee's writes.
+        // On Linux the limits are set on the started process with
+        // prlimit(2): std starts it with posix_spawn (no pre-exec hook), which
+        // returns once the bot's program is exec'd, so the limits hold from
+        // its first microseconds on (what it does before them is bounded by
+        // that time, and it is sent nothing before).
+        #[cfg(target_os = "linux")]
+        apply_limits(pid, &limits)?;
+        // A bot that never reads its stdin must not block the referee's
+        // writes, and reading stderr must never block.
         if let Some(s) = &me.stdin {
-            let flags = fcntl(s.as_raw_fd(), FcntlArg::F_GETFL).map_err(io::Error::from)?;
-            let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
-            fcntl(s.as_raw_fd(), FcntlArg::F_SETFL(flags)).map_err(io::Error::from)?;
+            set_nonblocking(s.as_fd())?;
         }
-        std::thread::Builder::new()
-            .name("bot-stderr".into())
-            .spawn(move || drain_stderr(stderr, log))
-            .inspect_err(|_| me.kill())?;
+        if let Some(e) = &me.stderr {
+            set_nonblocking(e.as_fd())?;
+        }
+        me.log_mark = 0;
         Ok(me)
     }
 
@@ -281,20 +373,25 @@ impl BotProcess {
         self.started
     }
 
-    /// Whether the bot wrote output that was not yet consumed as a reply.
-    pub fn has_pending_output(&self) -> bool {
-        !self.buf.is_empty()
+    /// Replies the process has given so far, over all its games.
+    pub fn answered(&self) -> u64 {
+        self.answered
+    }
+
+    /// Counts one reply (the caller judged the line a reply).
+    pub fn count_answer(&mut self) {
+        self.answered += 1;
     }
 
     /// Writes `line` (which must end in a newline) to the bot's stdin,
     /// waiting for pipe space no later than `deadline`.
     pub fn send(&mut self, line: &[u8], deadline: Instant) -> io::Result<()> {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin closed"))?;
         let mut rest = line;
         while !rest.is_empty() {
+            let stdin = self
+                .stdin
+                .as_mut()
+                .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin closed"))?;
             match stdin.write(rest) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => rest = &rest[n..],
@@ -304,16 +401,109 @@ impl BotProcess {
                     if now >= deadline {
                         return Err(io::ErrorKind::TimedOut.into());
                     }
-                    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLOUT)];
-                    match poll(&mut fds, poll_timeout(deadline - now)) {
-                        Ok(_) | Err(Errno::EINTR) => {}
-                        Err(e) => return Err(e.into()),
-                    }
+                    // The bot may be stuck writing stderr: drain it meanwhile.
+                    self.wait(true, false, deadline - now)?;
                 }
                 Err(e) => return Err(e),
             }
         }
         Ok(())
+    }
+
+    /// Waits up to `wait` for stdin to take data (`out`) or stdout to have
+    /// some (`input`), reading stderr whenever it has some.
+    fn wait(&mut self, out: bool, input: bool, wait: Duration) -> io::Result<()> {
+        let timeout = poll_timeout(wait);
+        let (stdin_ready, stdout_ready, stderr_ready) = {
+            let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
+            let mut slots = [usize::MAX; 3];
+            if let (true, Some(s)) = (out, &self.stdin) {
+                slots[0] = fds.len();
+                fds.push(PollFd::new(s.as_fd(), PollFlags::POLLOUT));
+            }
+            if input && self.stdout_open {
+                slots[1] = fds.len();
+                fds.push(PollFd::new(self.stdout.as_fd(), PollFlags::POLLIN));
+            }
+            if let Some(e) = &self.stderr {
+                slots[2] = fds.len();
+                fds.push(PollFd::new(e.as_fd(), PollFlags::POLLIN));
+            }
+            match poll(&mut fds, timeout) {
+                Ok(_) | Err(Errno::EINTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+            let ready = |slot: usize| {
+                fds.get(slot)
+                    .and_then(|f| f.revents())
+                    .is_some_and(|r| !r.is_empty())
+            };
+            (ready(slots[0]), ready(slots[1]), ready(slots[2]))
+        };
+        let _ = stdin_ready;
+        if stderr_ready {
+            self.drain_stderr();
+        }
+        if stdout_ready {
+            self.read_stdout()?;
+        }
+        Ok(())
+    }
+
+    /// One read of stdout into the buffer (after poll said it is readable).
+    fn read_stdout(&mut self) -> io::Result<()> {
+        let mut chunk = [0u8; 16 * 1024];
+        match self.stdout.read(&mut chunk) {
+            Ok(0) => self.stdout_open = false,
+            Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    /// Reads whatever stderr holds now, without waiting.
+    fn drain_stderr(&mut self) {
+        let mut chunk = [0u8; 16 * 1024];
+        while let Some(e) = self.stderr.as_mut() {
+            match e.read(&mut chunk) {
+                Ok(0) => self.stderr = None,
+                Ok(n) => self.log.push(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => self.stderr = None,
+            }
+        }
+    }
+
+    /// Everything the bot wrote to stdout that was not taken as a reply,
+    /// including what is in the pipe right now (read without waiting):
+    /// output outside a turn, whichever reads it arrived in. Empty when
+    /// there is none.
+    pub fn take_stray(&mut self) -> Vec<u8> {
+        self.drain_stderr();
+        // Bounded: a bot that floods its stdout is judged on the first part.
+        while self.stdout_open && self.buf.len() <= MAX_REPLY {
+            let mut fds = [PollFd::new(self.stdout.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::ZERO) {
+                Ok(n) if n > 0 => {
+                    if self.read_stdout().is_err() {
+                        break;
+                    }
+                }
+                Err(Errno::EINTR) => {}
+                _ => break,
+            }
+        }
+        let mut out = std::mem::take(&mut self.buf);
+        out.truncate(MAX_REPLY);
+        out
+    }
+
+    /// Whether the process is still running with its stdout open: what a
+    /// kept process must be to play another game.
+    pub fn is_alive(&self) -> bool {
+        self.stdout_open && self.stdin.is_some() && !self.has_exited()
     }
 
     /// Whether a whole line has already been read and waits in the buffer,
@@ -323,7 +513,7 @@ impl BotProcess {
     }
 
     /// Waits for one reply line until `deadline`. Memory stays bounded by
-    /// about twice [`MAX_LINE`] whatever the bot writes.
+    /// about twice [`MAX_REPLY`] whatever the bot writes.
     pub fn read_line(&mut self, deadline: Instant) -> io::Result<Reply> {
         let reply = self.read_until(
             |buf| buf.iter().position(|&b| b == b'\n').map(|i| i + 1),
@@ -332,7 +522,7 @@ impl BotProcess {
         Ok(match reply {
             Reply::Line(mut line, at) => {
                 line.pop();
-                if line.len() > MAX_LINE {
+                if line.len() > MAX_REPLY {
                     line.truncate(256);
                     Reply::TooLong(line)
                 } else {
@@ -352,14 +542,13 @@ impl BotProcess {
         find: impl Fn(&[u8]) -> Option<usize>,
         deadline: Instant,
     ) -> io::Result<Reply> {
-        let mut chunk = [0u8; 16 * 1024];
         loop {
             if let Some(n) = find(&self.buf) {
                 let n = n.min(self.buf.len());
                 let msg: Vec<u8> = self.buf.drain(..n).collect();
                 return Ok(Reply::Line(msg, Instant::now()));
             }
-            if self.buf.len() > MAX_LINE {
+            if self.buf.len() > MAX_REPLY {
                 return Ok(Reply::TooLong(self.buf[..256].to_vec()));
             }
             if !self.stdout_open {
@@ -369,18 +558,7 @@ impl BotProcess {
             if now >= deadline {
                 return Ok(Reply::Timeout(std::mem::take(&mut self.buf)));
             }
-            let mut fds = [PollFd::new(self.stdout.as_fd(), PollFlags::POLLIN)];
-            match poll(&mut fds, poll_timeout(deadline - now)) {
-                Ok(0) | Err(Errno::EINTR) => continue,
-                Ok(_) => {}
-                Err(e) => return Err(e.into()),
-            }
-            match self.stdout.read(&mut chunk) {
-                Ok(0) => self.stdout_open = false,
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+            self.wait(false, true, deadline - now)?;
         }
     }
 
@@ -399,6 +577,7 @@ impl BotProcess {
 
     fn reap(&mut self) {
         self.stdin = None;
+        forget_group(self.pid);
         loop {
             match waitpid(self.pid, None) {
                 Err(Errno::EINTR) => continue,
@@ -413,6 +592,10 @@ impl BotProcess {
                 }
             }
         }
+        // What the bot wrote before it died is in the pipe; a process that
+        // left the group may keep stderr open, so nothing waits for its end.
+        self.drain_stderr();
+        self.stderr = None;
     }
 
     /// Whether the process has exited (without reaping it).
@@ -455,7 +638,6 @@ impl BotProcess {
         let deadline = self.end_deadline.unwrap_or_else(Instant::now);
         self.stdin = None;
         let mut step = Duration::from_micros(20);
-        let mut scratch = [0u8; 4096];
         let mut exited = false;
         loop {
             if self.has_exited() {
@@ -467,15 +649,10 @@ impl BotProcess {
                 break;
             }
             let left = deadline - now;
-            if self.stdout_open {
+            if self.stdout_open || self.stderr.is_some() {
                 // Output after `end` is ignored; its end usually means exit.
-                let mut fds = [PollFd::new(self.stdout.as_fd(), PollFlags::POLLIN)];
-                let wait = left.min(Duration::from_millis(10));
-                if let Ok(n) = poll(&mut fds, poll_timeout(wait)) {
-                    if n > 0 && matches!(self.stdout.read(&mut scratch), Ok(0) | Err(_)) {
-                        self.stdout_open = false;
-                    }
-                }
+                let _ = self.wait(false, true, left.min(Duration::from_millis(10)));
+                self.buf.clear();
             } else {
                 std::thread::sleep(step.min(left));
                 step = (step * 2).min(Duration::from_millis(5));
@@ -500,35 +677,32 @@ impl BotProcess {
         }
     }
 
-    /// The last `max` bytes of stderr, after giving the drain thread a
-    /// moment to catch up with a process that just died.
-    pub fn stderr_tail(&self, max: usize) -> String {
-        let (lock, cv) = &*self.log;
-        let Ok(mut log) = lock.lock() else {
-            return String::new();
-        };
-        if self.status.is_some() {
-            let until = Instant::now() + Duration::from_millis(20);
-            while !log.closed {
-                let now = Instant::now();
-                if now >= until {
-                    break;
-                }
-                match cv.wait_timeout(log, until - now) {
-                    Ok((l, _)) => log = l,
-                    Err(_) => return String::new(),
-                }
-            }
-        }
-        log.tail(max)
+    /// Starts counting stderr for a new game: [`BotProcess::game_stderr_tail`]
+    /// shows only what comes after.
+    pub fn mark_game_start(&mut self) {
+        self.drain_stderr();
+        self.log_mark = self.log.total_bytes();
     }
 
-    /// The whole kept stderr log (first and last 64 KiB).
-    pub fn stderr_log(&self) -> String {
-        match self.log.0.lock() {
-            Ok(l) => l.text(),
-            Err(_) => String::new(),
-        }
+    /// The last `max` bytes of stderr written since the current game began.
+    pub fn game_stderr_tail(&mut self, max: usize) -> String {
+        self.drain_stderr();
+        let since = self.log.total_bytes() - self.log_mark;
+        self.log.tail(max.min(since as usize))
+    }
+
+    /// The last `max` bytes of stderr of the whole process.
+    pub fn stderr_tail(&mut self, max: usize) -> String {
+        self.drain_stderr();
+        self.log.tail(max)
+    }
+}
+
+/// Removes a group from [`LIVE`] (before its leader is reaped).
+fn forget_group(pid: Pid) {
+    let mut groups = live();
+    if let Some(i) = groups.iter().position(|&g| g == pid.as_raw()) {
+        groups.swap_remove(i);
     }
 }
 
@@ -536,26 +710,6 @@ impl Drop for BotProcess {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-fn drain_stderr(mut stderr: std::process::ChildStderr, log: SharedLog) {
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        match stderr.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => {
-                if let Ok(mut l) = log.0.lock() {
-                    l.push(&chunk[..n]);
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
-    }
-    if let Ok(mut l) = log.0.lock() {
-        l.closed = true;
-    }
-    log.1.notify_all();
 }
 
 /// A poll timeout that never wakes before `d` has passed (rounded up to ms).
@@ -591,23 +745,28 @@ mod tests {
         assert_eq!(l.text(), "hello\nworld\n");
     }
 
-    fn limits_seen_by(limits: ResourceLimits) -> String {
+    fn sh(script: &str) -> ExternalSpec {
         let mut spec = ExternalSpec::from_command_line("sh").unwrap();
-        // The shell waits for a line, which is sent once `spawn` returned:
-        // the limits are in place by then, wherever they are applied.
-        spec.command = vec![
-            "sh".into(),
-            "-c".into(),
-            "read go; echo $(ulimit -v) $(ulimit -t)".into(),
-        ];
-        spec.limits = limits;
-        let mut p = BotProcess::spawn(&spec).unwrap();
+        spec.command = vec!["sh".into(), "-c".into(), script.into()];
+        spec
+    }
+
+    fn first_line(spec: &ExternalSpec) -> String {
+        let mut p = BotProcess::spawn(spec, 7).unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
         p.send(b"go\n", deadline).unwrap();
         match p.read_line(deadline).unwrap() {
             Reply::Line(l, _) => String::from_utf8(l).unwrap(),
             other => panic!("{other:?}"),
         }
+    }
+
+    fn limits_seen_by(limits: ResourceLimits) -> String {
+        // The shell waits for a line, which is sent once `spawn` returned:
+        // the limits are in place by then, wherever they are applied.
+        let mut spec = sh("read go; echo $(ulimit -v) $(ulimit -t)");
+        spec.limits = limits;
+        first_line(&spec)
     }
 
     #[test]
@@ -629,11 +788,83 @@ mod tests {
     }
 
     #[test]
+    fn the_environment_is_clean_unless_inherited() {
+        // A variable of referee's own that is not on the kept list: cargo
+        // sets it for every test binary it runs.
+        assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+        let script = "read go; echo \"${CARGO_PKG_NAME:-none} $REFEREE_SEED ${TMPDIR:+tmp} \
+                      ${PATH:+path} $MINE\"";
+        let mut spec = sh(script);
+        spec.env.insert("MINE".into(), "mine".into());
+        assert_eq!(first_line(&spec), "none 7 tmp path mine");
+        spec.inherit_env = true;
+        assert_eq!(first_line(&spec), "referee 7 tmp path mine");
+    }
+
+    #[test]
+    fn the_private_tmpdir_is_writable_and_removed_with_the_process() {
+        let spec = sh("read go; touch \"$TMPDIR/x\" && echo \"$TMPDIR\"");
+        let mut p = BotProcess::spawn(&spec, 1).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        p.send(b"go\n", deadline).unwrap();
+        let Reply::Line(dir, _) = p.read_line(deadline).unwrap() else {
+            panic!("no line")
+        };
+        let dir = std::path::PathBuf::from(String::from_utf8(dir).unwrap());
+        assert!(dir.join("x").exists());
+        drop(p);
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn stray_output_is_found_however_the_reads_split() {
+        // Two lines in two writes with a pause: the second is not in the
+        // read that returned the first.
+        let spec = sh("read go; echo a; sleep 0.2; echo b; read never");
+        let mut p = BotProcess::spawn(&spec, 1).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        p.send(b"go\n", deadline).unwrap();
+        assert!(matches!(p.read_line(deadline).unwrap(), Reply::Line(l, _) if l == b"a"));
+        assert!(p.take_stray().is_empty());
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(p.take_stray(), b"b\n");
+        assert!(p.is_alive());
+    }
+
+    #[test]
+    fn stderr_is_kept_without_a_thread_and_per_game() {
+        let spec = sh("echo one >&2; read go; echo two >&2; echo ok; read x; echo three >&2");
+        let mut p = BotProcess::spawn(&spec, 1).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        p.send(b"go\n", deadline).unwrap();
+        assert!(matches!(p.read_line(deadline).unwrap(), Reply::Line(..)));
+        p.mark_game_start();
+        p.send(b"x\n", deadline).unwrap();
+        assert!(matches!(p.read_line(deadline).unwrap(), Reply::Closed(_)));
+        p.kill();
+        assert_eq!(p.game_stderr_tail(100), "three\n");
+        assert_eq!(p.stderr_tail(100), "one\ntwo\nthree\n");
+    }
+
+    #[test]
+    fn an_escaped_grandchild_holding_stderr_does_not_hold_the_referee() {
+        // The grandchild leaves the group with setsid and keeps stderr open
+        // for a while; the bot itself exits at once.
+        let spec = sh("setsid sh -c 'sleep 3' & echo done");
+        let mut p = BotProcess::spawn(&spec, 1).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        assert!(matches!(p.read_line(deadline).unwrap(), Reply::Line(..)));
+        let t = Instant::now();
+        p.send_end(b"", Duration::from_millis(500));
+        p.wait_exit();
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        assert!(p.exit_status().is_some());
+    }
+
+    #[test]
     fn has_line_tells_a_buffered_line_from_an_empty_buffer() {
-        let mut spec = ExternalSpec::from_command_line("sh").unwrap();
         // Two lines in one write: reading the first buffers the second.
-        spec.command = vec!["sh".into(), "-c".into(), "printf 'a\\nb\\n'".into()];
-        let mut p = BotProcess::spawn(&spec).unwrap();
+        let mut p = BotProcess::spawn(&sh("printf 'a\\nb\\n'"), 1).unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
         assert!(!p.has_line());
         let mut lines = Vec::new();
@@ -644,9 +875,18 @@ mod tests {
         let first_had_company = lines.first().map(|(_, more)| *more);
         assert_eq!(lines.len(), 2, "{lines:?}");
         assert!(!lines[1].1, "nothing follows the last line");
-        // The shell writes both lines at once, so the second was buffered
-        // when the first was returned.
         assert_eq!(first_had_company, Some(true));
+    }
+
+    #[test]
+    fn live_groups_are_tracked_until_reaped() {
+        // (kill_all itself is tested on the real binary: here it would kill
+        // the bots of tests running alongside.)
+        let mut p = BotProcess::spawn(&sh("sleep 30"), 1).unwrap();
+        let pid = p.pid();
+        assert!(live().contains(&pid));
+        p.kill();
+        assert!(!live().contains(&pid));
     }
 
     #[test]

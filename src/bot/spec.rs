@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::console::ConsoleBot;
-use super::external::ExternalBot;
+use super::external::{ExternalBot, ProcessPool};
 use super::{Bot, BotError, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::GameKind;
 
@@ -62,6 +62,10 @@ pub struct ExternalSpec {
     pub kind: ExternalKind,
     /// Resource limits.
     pub limits: ResourceLimits,
+    /// Keep the process across games (protocol bots that declare it).
+    pub reuse: bool,
+    /// Start with referee's whole environment instead of the clean one.
+    pub inherit_env: bool,
 }
 
 /// A bot's `command`: one string split like a shell does, or an array.
@@ -114,6 +118,12 @@ pub struct BotManifest {
     /// Resource limits.
     #[serde(default)]
     pub limits: ResourceLimits,
+    /// The bot plays many games in one process (docs/protocol.md).
+    #[serde(default)]
+    pub reuse: bool,
+    /// The bot gets referee's whole environment, not the clean one.
+    #[serde(default)]
+    pub inherit_env: bool,
 }
 
 impl BotManifest {
@@ -166,6 +176,8 @@ impl BotManifest {
             description: self.description,
             kind: self.kind,
             limits: self.limits,
+            reuse: self.reuse,
+            inherit_env: self.inherit_env,
         })
     }
 }
@@ -199,6 +211,8 @@ impl ExternalSpec {
             description: String::new(),
             kind: ExternalKind::Protocol,
             limits: ResourceLimits::default(),
+            reuse: false,
+            inherit_env: false,
         })
     }
 
@@ -336,18 +350,26 @@ impl BotSpec {
         Ok(BotSpec::External(spec))
     }
 
-    /// A fresh bot for one game, seeded by `seed` (external bots take no
-    /// seed: their process is their own).
+    /// A bot for one game, seeded by `seed` (an external bot receives it,
+    /// see docs/protocol.md). A protocol bot that declares `reuse` plays in
+    /// a process kept in `pool` under `key` when one is given.
     pub fn instantiate<G: BuiltinBots>(
         &self,
         seed: u64,
         time: &TimeControl,
+        pool: Option<(&ProcessPool, u64)>,
     ) -> Result<Box<dyn Bot<G>>, BotError> {
         match self {
             BotSpec::Builtin(b) => b.make::<G>(seed),
             BotSpec::External(e) => Ok(match e.kind {
-                ExternalKind::Protocol => Box::new(ExternalBot::<G>::new(e.clone(), *time)),
-                ExternalKind::Console => Box::new(ConsoleBot::<G>::new(e.clone(), *time)),
+                ExternalKind::Protocol => {
+                    let bot = ExternalBot::<G>::new(e.clone(), *time, seed);
+                    Box::new(match pool {
+                        Some((pool, key)) => bot.keeping(pool, key),
+                        None => bot,
+                    })
+                }
+                ExternalKind::Console => Box::new(ConsoleBot::<G>::new(e.clone(), *time, seed)),
             }),
         }
     }

@@ -184,7 +184,7 @@ pub fn run_checks<G: BuiltinBots>(
             let b = match bot.as_mut() {
                 Some(b) => b,
                 None => {
-                    let mut b = ExternalBot::<G>::new(spec.clone(), *time);
+                    let mut b = ExternalBot::<G>::new(spec.clone(), *time, 0);
                     if let Err(f) = b.begin(seat, time) {
                         report.add(format!("player {seat}: start"), false, forfeit_text(&f));
                         continue;
@@ -226,7 +226,7 @@ pub fn run_checks<G: BuiltinBots>(
         }
     }
     for seat in Seat::BOTH {
-        let mut me: Box<dyn Bot<G>> = Box::new(ExternalBot::<G>::new(spec.clone(), *time));
+        let mut me: Box<dyn Bot<G>> = Box::new(ExternalBot::<G>::new(spec.clone(), *time, 0));
         let mut random = BuiltinSpec::parse("random").make::<G>(seat.number() as u64)?;
         let mut setup = GameSetup::new(seat.index() as u64, 0, G::start(opts));
         setup.time = *time;

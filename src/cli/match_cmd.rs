@@ -85,6 +85,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         options: args.game.options(),
         time: args.time.control(),
         random_plies: args.random_plies,
+        affinity: true,
     };
     let pairings: Vec<Pairing> = (0..args.games)
         .map(|i| Pairing {

@@ -66,7 +66,7 @@ fn play<G: BuiltinBots>(args: &PlayArgs) -> anyhow::Result<ExitCode> {
             let spec =
                 BotSpec::resolve::<G>(name).with_context(|| format!("--p{}", seat.number()))?;
             let seed = crate::seed::derive(args.seed, &[seat.number() as u64]);
-            let mut bot = spec.instantiate::<G>(seed, &time)?;
+            let mut bot = spec.instantiate::<G>(seed, &time, None)?;
             if let Err(f) = bot.begin(seat, &time) {
                 anyhow::bail!("player {} could not start: {f}", seat.number());
             }

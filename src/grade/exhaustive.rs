@@ -14,10 +14,12 @@ use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
 use super::{outcome_value, Failure, Solved};
-use crate::bot::process::{BotProcess, Reply};
+use crate::bot::process::BotProcess;
 use crate::bot::spec::{ExternalKind, ExternalSpec};
 use crate::bot::{BotSpec, BuiltinSpec, TimeControl};
 use crate::game::{Game, GameOptions, Seat};
+use crate::protocol::{self, Allowance, Begin, Breach, Command, Heard};
+use crate::record::ForfeitReason;
 
 /// Something that answers positions with moves: the bot under test.
 pub trait Oracle<G: Game>: Send {
@@ -70,6 +72,7 @@ pub struct Pipelined<G: Game> {
     spec: ExternalSpec,
     seat: Seat,
     time: TimeControl,
+    seed: u64,
     process: Option<BotProcess>,
     /// The bot's recent time per answer, once measured.
     pace: Option<Duration>,
@@ -83,12 +86,14 @@ const PACE_EVERY: usize = 16;
 const MAX_NAP: Duration = Duration::from_millis(2);
 
 impl<G: Game> Pipelined<G> {
-    /// A pipelined bot for `spec`, playing `seat`; started on first use.
-    pub fn new(spec: ExternalSpec, seat: Seat, time: TimeControl) -> Self {
+    /// A pipelined bot for `spec`, playing `seat`, seeded by `seed`;
+    /// started on first use.
+    pub fn new(spec: ExternalSpec, seat: Seat, time: TimeControl, seed: u64) -> Self {
         Pipelined {
             spec,
             seat,
             time,
+            seed,
             process: None,
             pace: None,
             _game: std::marker::PhantomData,
@@ -97,14 +102,15 @@ impl<G: Game> Pipelined<G> {
 
     fn start(&mut self) -> Result<&mut BotProcess, String> {
         if self.process.is_none() {
-            let mut p = BotProcess::spawn(&self.spec)
-                .map_err(|e| format!("could not start '{}': {e}", self.spec.name))?;
-            let line = format!(
-                "begin {} {} {}\n",
-                G::KIND.name(),
-                self.seat.number(),
-                self.time.move_ms
-            );
+            let mut p = BotProcess::spawn(&self.spec, self.seed).map_err(|e| {
+                let program = self.spec.command.first().cloned().unwrap_or_default();
+                Breach::not_started(&program, &e).detail
+            })?;
+            let begin = Begin {
+                seed: self.spec.reuse.then_some(self.seed),
+                ..Begin::new(G::KIND, self.seat, self.time.move_ms)
+            };
+            let line = format!("{}\n", Command::<G>::Begin(begin));
             let deadline = Instant::now() + Duration::from_millis(self.time.startup_ms);
             p.send(line.as_bytes(), deadline)
                 .map_err(|e| format!("could not send begin: {e}"))?;
@@ -116,14 +122,32 @@ impl<G: Game> Pipelined<G> {
     }
 }
 
+/// A breach as grading reports it: the reason, what happened, the line
+/// received and the stderr tail.
+fn describe(b: &Breach, p: &mut BotProcess) -> String {
+    let mut text = format!("{}: {}", b.reason, b.detail);
+    if let Some(line) = &b.line {
+        let _ = write!(text, "; received \"{}\"", crate::record::escape_line(line));
+    }
+    if matches!(b.reason, ForfeitReason::Crash | ForfeitReason::Startup) {
+        p.kill();
+        if let Some(status) = p.exit_status() {
+            let _ = write!(text, "; {status}");
+        }
+        let tail = p.stderr_tail(300);
+        if !tail.trim().is_empty() {
+            let _ = write!(text, "; stderr: {}", tail.trim());
+        }
+    }
+    text
+}
+
 impl<G: Game> Oracle<G> for Pipelined<G> {
     fn answer(&mut self, positions: &[G]) -> Vec<Result<G::Move, String>> {
         let mut out: Vec<Result<G::Move, String>> = Vec::with_capacity(positions.len());
-        let move_limit = Duration::from_millis(self.time.move_ms);
         let (move_ms, startup_ms) = (self.time.move_ms, self.time.startup_ms);
         let mut pace = self.pace;
         while out.len() < positions.len() {
-            let fresh = self.process.is_none();
             let p = match self.start() {
                 Ok(p) => p,
                 Err(e) => {
@@ -134,27 +158,30 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
                 }
             };
             let mut sent = out.len();
-            // A fresh process gets the start-up allowance once.
-            let mut last = Instant::now()
-                + if fresh {
-                    Duration::from_millis(startup_ms)
-                } else {
-                    Duration::ZERO
-                };
+            // Each reply is due within the move limit of the previous one
+            // (the first of a fresh process gets the start-up allowance).
+            let mut last = Instant::now();
             let mut failed = false;
             let mut burst = String::with_capacity(WINDOW * 64);
             let mut mark = (Instant::now(), out.len());
             while out.len() < positions.len() && !failed {
+                let allow = Allowance {
+                    move_ms,
+                    startup_ms: if p.answered() == 0 { startup_ms } else { 0 },
+                    replied_before: p.answered() > 0,
+                };
                 // Turn lines go out in bursts: once half the window has been
                 // answered, the window is refilled with one write.
                 if sent < positions.len() && sent - out.len() <= WINDOW / 2 {
                     burst.clear();
                     while sent < positions.len() && sent - out.len() < WINDOW {
-                        let _ = writeln!(burst, "turn {}", positions[sent]);
+                        let _ = writeln!(burst, "{}", Command::Turn(&positions[sent]));
                         sent += 1;
                     }
-                    if let Err(e) = p.send(burst.as_bytes(), Instant::now() + move_limit) {
-                        out.push(Err(format!("could not send a turn line: {e}")));
+                    if let Err(e) = p.send(burst.as_bytes(), Instant::now() + allow.limit()) {
+                        let heard = Heard::Unsent(e);
+                        let b = protocol::judge_reply(heard, &positions[out.len()], &allow);
+                        out.push(b.map_err(|b| describe(&b, p)));
                         failed = true;
                         break;
                     }
@@ -173,8 +200,10 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
                         std::thread::sleep(nap.min(MAX_NAP));
                     }
                 }
-                let deadline = last + move_limit;
-                let reply = p.read_line(deadline);
+                let heard = match p.read_line(last + allow.limit()) {
+                    Ok(reply) => reply.heard(last),
+                    Err(_) => Heard::Closed(Vec::new()),
+                };
                 last = Instant::now();
                 if out.len() + 1 - mark.1 >= PACE_EVERY {
                     let per = (last - mark.0) / (out.len() + 1 - mark.1) as u32;
@@ -184,35 +213,21 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
                     });
                     mark = (last, out.len() + 1);
                 }
-                let i = out.len();
-                match reply {
-                    Ok(Reply::Line(bytes, _)) => {
-                        let text = String::from_utf8_lossy(&bytes);
-                        match G::parse_move(text.trim_end_matches('\r')) {
-                            Ok(m) => out.push(Ok(m)),
-                            Err(e) => {
-                                out.push(Err(format!("malformed reply \"{}\": {e}", text.trim())));
-                                failed = true;
-                            }
-                        }
+                let pos = &positions[out.len()];
+                match protocol::judge_reply(heard, pos, &allow) {
+                    Ok(m) => {
+                        p.count_answer();
+                        out.push(Ok(m));
                     }
-                    Ok(Reply::Timeout(_)) => {
-                        out.push(Err(format!(
-                            "timeout: no reply within {move_ms} ms for {}",
-                            positions[i]
-                        )));
-                        failed = true;
-                    }
-                    Ok(Reply::Closed(_)) | Err(_) => {
-                        let tail = p.stderr_tail(300);
-                        out.push(Err(format!(
-                            "crash: the bot exited; stderr: {}",
-                            tail.trim()
-                        )));
-                        failed = true;
-                    }
-                    Ok(Reply::TooLong(_)) => {
-                        out.push(Err("malformed reply: longer than 64 KiB".to_string()));
+                    Err(b) => {
+                        // An illegal move goes to the search, which reports
+                        // it with the line that led to it.
+                        let illegal = (b.reason == ForfeitReason::Illegal)
+                            .then(|| b.line.as_deref().map(protocol::reply_text))
+                            .flatten()
+                            .and_then(Result::ok)
+                            .and_then(|t| G::parse_move(t).ok());
+                        out.push(illegal.ok_or_else(|| describe(&b, p)));
                         failed = true;
                     }
                 }
@@ -238,7 +253,8 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
 impl<G: Game> Drop for Pipelined<G> {
     fn drop(&mut self) {
         if let Some(mut p) = self.process.take() {
-            p.finish(b"end draw\n", Duration::from_millis(200));
+            let end = format!("{}\n", Command::<G>::End(crate::bot::BotResult::Draw));
+            p.finish(end.as_bytes(), Duration::from_millis(200));
         }
     }
 }
@@ -256,7 +272,7 @@ pub fn make_oracle<G: crate::bot::BuiltinBots>(
         BotSpec::External(e) if e.kind == ExternalKind::Console => {
             Err("console programs keep their own state: grade them in sampled mode".to_string())
         }
-        BotSpec::External(e) => Ok(Box::new(Pipelined::<G>::new(e.clone(), seat, time))),
+        BotSpec::External(e) => Ok(Box::new(Pipelined::<G>::new(e.clone(), seat, time, seed))),
         BotSpec::Builtin(b) => Ok(Box::new(InProcess::<G>::new(b.clone(), seed)?)),
     }
 }

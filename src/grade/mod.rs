@@ -205,6 +205,7 @@ pub fn play_games<G: BuiltinBots>(
         options: cfg.options,
         time: cfg.time,
         random_plies: 0,
+        affinity: true,
     };
     let mut pairings = Vec::new();
     for &seat in &cfg.seats {

@@ -1,5 +1,7 @@
-//! `referee connect`: a local bot plays a remote v1 server. The game comes
-//! from the server's first `begin` line, so the client needs no game option.
+//! A local bot answering a protocol session: `referee connect` plays a
+//! remote v1 server over TCP, and `referee engine` answers referee (or
+//! another harness) on stdin/stdout. The game comes from the first `begin`
+//! line, so neither needs a game option.
 
 use std::io::{BufWriter, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -7,33 +9,36 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 
-use super::line::{LineError, LineReader};
+use super::line::{LineError, LineReader, TimedRead};
 use super::Score;
-use crate::bot::{Bot, BotResult, BotSpec, BuiltinBots, TimeControl};
-use crate::game::{Game, GameKind, Seat};
+use crate::bot::external::ProcessPool;
+use crate::bot::{Bot, BotSpec, BuiltinBots, TimeControl};
+use crate::game::GameKind;
+use crate::protocol::{Command, PositionText, FORFEIT_REPLY};
 use crate::record::escape_line;
 use crate::{seed, with_game};
 
-/// What a client sends for a turn its bot could not answer: not a move, so
-/// the server records a forfeit of that round and the match goes on.
-pub const FORFEIT_REPLY: &str = "forfeit";
+/// How long `referee connect` waits by default for any line from the server.
+pub const DEFAULT_SERVER_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// How long the client waits for any line from the server.
-const SERVER_SILENCE: Duration = Duration::from_secs(300);
-
-/// Settings of one `connect` session.
+/// Settings of one session.
 #[derive(Clone, Debug)]
 pub struct ConnectConfig {
     /// The local bot, as the user named it (built-in or external).
     pub bot: String,
-    /// Stop after this many rounds (`None`: until the server ends the match).
+    /// Stop after this many rounds (`None`: until the other side ends).
     pub rounds: Option<u32>,
-    /// The game the user expects; a server playing another game is an error.
+    /// The game the user expects; a session of another game is an error.
     pub game: Option<GameKind>,
-    /// Seed of the local bot: round r gets `derive(seed, [r])`.
+    /// Seed of the local bot: round r gets `derive(seed, [r])`, unless its
+    /// begin line carries a seed.
     pub seed: u64,
-    /// Longest line accepted from the server.
+    /// Longest line accepted.
     pub max_line: usize,
+    /// How long to wait for any line (`None`: for ever).
+    pub timeout: Option<Duration>,
+    /// Print the local bot's forfeits on stderr.
+    pub report_forfeits: bool,
 }
 
 impl ConnectConfig {
@@ -45,6 +50,8 @@ impl ConnectConfig {
             game: None,
             seed: 0,
             max_line: 1 << 20,
+            timeout: Some(DEFAULT_SERVER_TIMEOUT),
+            report_forfeits: true,
         }
     }
 }
@@ -52,14 +59,14 @@ impl ConnectConfig {
 /// What a finished session tells.
 #[derive(Clone, Debug)]
 pub struct ClientReport {
-    /// The game the server played.
+    /// The game played.
     pub game: GameKind,
     /// The local bot's score.
     pub score: Score,
     /// Turns the local bot could not answer (answered with [`FORFEIT_REPLY`]).
     pub local_forfeits: u32,
-    /// For every move sent: µs from just before writing it to the server's next line
-    /// (its reply move or the end of the round), as the client sees it.
+    /// For every move sent: µs from just before writing it to the next line
+    /// received (the reply move or the end of the round).
     pub latencies_us: Vec<u64>,
 }
 
@@ -80,53 +87,71 @@ pub fn connect(addr: &str, cfg: &ConnectConfig) -> anyhow::Result<ClientReport> 
 /// connections first, like the benchmark).
 pub fn play_stream(stream: TcpStream, cfg: &ConnectConfig) -> anyhow::Result<ClientReport> {
     stream.set_nodelay(true)?;
-    let mut reader = LineReader::new(stream.try_clone()?, cfg.max_line);
+    let reader = LineReader::new(stream.try_clone()?, cfg.max_line);
     let writer = BufWriter::new(stream);
-    let first = next_line(&mut reader)?
-        .ok_or_else(|| anyhow!("the server closed the connection at once"))?;
-    let kind: GameKind = match first.split_once(' ') {
-        Some(("begin", rest)) => rest
-            .split_whitespace()
-            .next()
-            .unwrap_or_default()
-            .parse()
-            .map_err(|e| anyhow!("server's begin line '{first}': {e}"))?,
-        Some(("error", msg)) => bail!("the server refused: {msg}"),
-        _ => bail!(
-            "the server's first line is '{}', not a v1 'begin' line (is it running with --protocol v1?)",
+    play_session(reader, writer, cfg, "the server")
+}
+
+/// Plays a session read from `reader` and answered on `writer`; `peer`
+/// names the other side in messages.
+pub fn play_session<R: TimedRead, W: Write>(
+    mut reader: LineReader<R>,
+    writer: W,
+    cfg: &ConnectConfig,
+    peer: &str,
+) -> anyhow::Result<ClientReport> {
+    let first = next_line(&mut reader, cfg, peer)?
+        .ok_or_else(|| anyhow!("{peer} closed the connection before saying anything"))?;
+    let kind = match first.parse::<Command<PositionText>>() {
+        Ok(Command::Begin(b)) => b.game,
+        Ok(Command::Error(msg)) => bail!("{peer} refused: {msg}"),
+        Ok(_) | Err(_) => bail!(
+            "the first line from {peer} is '{}', not a v1 'begin' line (is it a v1 server?)",
             escape_line(first.as_bytes())
         ),
     };
     if let Some(want) = cfg.game {
         if want != kind {
-            bail!("the server plays {kind}, not {want}");
+            bail!("{peer} plays {kind}, not {want}");
         }
     }
-    with_game!(kind, G => session::<G>(reader, writer, first, cfg))
+    with_game!(kind, G => session::<G, R, W>(reader, writer, first, cfg, peer))
 }
 
-/// The next line from the server, trimmed; `None` when it closed the connection.
-fn next_line(reader: &mut LineReader) -> anyhow::Result<Option<String>> {
-    match reader.read_line(Some(Instant::now() + SERVER_SILENCE)) {
+/// The next line, trimmed; `None` when the other side closed.
+fn next_line<R: TimedRead>(
+    reader: &mut LineReader<R>,
+    cfg: &ConnectConfig,
+    peer: &str,
+) -> anyhow::Result<Option<String>> {
+    let deadline = cfg.timeout.map(|t| Instant::now() + t);
+    match reader.read_line(deadline) {
         Ok(raw) => Ok(Some(String::from_utf8_lossy(&raw).trim().to_string())),
         Err(LineError::Closed) => Ok(None),
-        Err(e) => Err(anyhow!("reading from the server: {e}")),
+        Err(LineError::Timeout) => bail!(
+            "{peer} sent nothing for {} s; giving up (see --timeout-s)",
+            cfg.timeout.map_or(0, |t| t.as_secs())
+        ),
+        Err(e) => Err(anyhow!("reading from {peer}: {e}")),
     }
 }
 
-fn session<G: BuiltinBots>(
-    mut reader: LineReader,
-    mut writer: BufWriter<TcpStream>,
+fn session<G: BuiltinBots, R: TimedRead, W: Write>(
+    mut reader: LineReader<R>,
+    mut writer: W,
     first: String,
     cfg: &ConnectConfig,
+    peer: &str,
 ) -> anyhow::Result<ClientReport> {
-    let spec = BotSpec::resolve::<G>(&cfg.bot).with_context(|| format!("--bot {}", cfg.bot))?;
+    let spec = BotSpec::resolve::<G>(&cfg.bot).with_context(|| format!("bot {}", cfg.bot))?;
     let mut report = ClientReport {
         game: G::KIND,
         score: Score::default(),
         local_forfeits: 0,
         latencies_us: Vec::new(),
     };
+    // The local bot keeps its process between rounds if it declares reuse.
+    let pool = ProcessPool::new(1);
     let mut pending = Some(first);
     let mut bot: Option<Box<dyn Bot<G>>> = None;
     let mut round = 0u64;
@@ -134,7 +159,7 @@ fn session<G: BuiltinBots>(
     loop {
         let line = match pending.take() {
             Some(l) => l,
-            None => match next_line(&mut reader)? {
+            None => match next_line(&mut reader, cfg, peer)? {
                 Some(l) => l,
                 None => break,
             },
@@ -142,30 +167,42 @@ fn session<G: BuiltinBots>(
         if let Some(t) = sent_at.take() {
             report.latencies_us.push(t.elapsed().as_micros() as u64);
         }
-        let (cmd, rest) = line.split_once(' ').unwrap_or((line.as_str(), ""));
-        match cmd {
-            "begin" => {
+        let command: Command<G> = line
+            .parse()
+            .map_err(|e| anyhow!("{peer} sent '{}': {e}", escape_line(line.as_bytes())))?;
+        match command {
+            Command::Begin(b) => {
                 round += 1;
-                let (seat, time) =
-                    parse_begin::<G>(rest).with_context(|| format!("server sent '{line}'"))?;
-                let bot_seed = seed::derive(cfg.seed, &[round]);
-                let mut b = spec.instantiate::<G>(bot_seed, &time)?;
-                match b.begin(seat, &time) {
-                    Ok(()) => bot = Some(b),
+                if b.game != G::KIND {
+                    bail!("{peer} changed the game from {} to {}", G::KIND, b.game);
+                }
+                let time = TimeControl {
+                    move_ms: b.time_ms,
+                    ..TimeControl::default()
+                };
+                let bot_seed = b.seed.unwrap_or_else(|| seed::derive(cfg.seed, &[round]));
+                if let Some(mut old) = bot.take() {
+                    // A begin without an end: the last round was abandoned.
+                    old.end(crate::bot::BotResult::Draw);
+                }
+                let mut fresh = spec.instantiate::<G>(bot_seed, &time, Some((&pool, 0)))?;
+                match fresh.begin(b.seat, &time) {
+                    Ok(()) => bot = Some(fresh),
                     Err(f) => {
-                        eprintln!("referee: round {round}: the local bot could not start: {f}");
+                        if cfg.report_forfeits {
+                            eprintln!("referee: round {round}: the local bot could not start: {f}");
+                        }
                         bot = None;
                     }
                 }
             }
-            "turn" => {
-                let pos: G = rest
-                    .parse()
-                    .map_err(|e| anyhow!("server sent a bad position '{rest}': {e}"))?;
+            Command::Turn(pos) => {
                 let reply = match bot.as_mut().map(|b| b.select_move(&pos)) {
                     Some(Ok(mv)) => mv.to_string(),
                     Some(Err(f)) => {
-                        eprintln!("referee: round {round}: the local bot forfeits: {f}");
+                        if cfg.report_forfeits {
+                            eprintln!("referee: round {round}: the local bot forfeits: {f}");
+                        }
                         bot = None;
                         report.local_forfeits += 1;
                         FORFEIT_REPLY.to_string()
@@ -180,15 +217,11 @@ fn session<G: BuiltinBots>(
                 sent_at = Some(Instant::now());
                 writer.write_all(reply.as_bytes())?;
                 writer.write_all(b"\n")?;
-                writer.flush().context("sending a move to the server")?;
+                writer
+                    .flush()
+                    .with_context(|| format!("sending a move to {peer}"))?;
             }
-            "end" => {
-                let result = match rest.trim() {
-                    "win" => BotResult::Win,
-                    "loss" => BotResult::Loss,
-                    "draw" => BotResult::Draw,
-                    other => bail!("server sent a bad end line: 'end {other}'"),
-                };
+            Command::End(result) => {
                 report.score.add(result);
                 if let Some(mut b) = bot.take() {
                     b.end(result);
@@ -197,53 +230,47 @@ fn session<G: BuiltinBots>(
                     break;
                 }
             }
-            "error" => bail!("the server says: {rest}"),
-            _ => bail!(
-                "unexpected line from the server: '{}'",
-                escape_line(line.as_bytes())
-            ),
+            Command::Error(msg) => bail!("{peer} says: {msg}"),
         }
     }
     Ok(report)
 }
 
-/// `<game> <seat> <time_ms>` of a begin line.
-fn parse_begin<G: Game>(rest: &str) -> anyhow::Result<(Seat, TimeControl)> {
-    let parts: Vec<&str> = rest.split_whitespace().collect();
-    let [game, seat, ms] = parts[..] else {
-        bail!("expected 'begin <game> <seat> <time_ms>'");
-    };
-    let kind: GameKind = game.parse().map_err(|e| anyhow!("{e}"))?;
-    if kind != G::KIND {
-        bail!("the game changed from {} to {kind}", G::KIND);
-    }
-    let seat = seat
-        .parse::<u8>()
-        .ok()
-        .and_then(Seat::from_number)
-        .ok_or_else(|| anyhow!("bad seat '{seat}' (expected 1 or 2)"))?;
-    let move_ms: u64 = ms.parse().map_err(|_| anyhow!("bad time '{ms}'"))?;
-    Ok((
-        seat,
-        TimeControl {
-            move_ms,
-            ..TimeControl::default()
-        },
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::TicTacToe;
+    use crate::net::line::Script;
+
+    fn run(input: &str, bot: &str) -> (anyhow::Result<ClientReport>, String) {
+        let reader = LineReader::new(Script::lines(input), 1 << 16);
+        let mut out = Vec::new();
+        let mut cfg = ConnectConfig::new(bot);
+        cfg.report_forfeits = false;
+        let r = play_session(reader, &mut out, &cfg, "the test");
+        (r, String::from_utf8(out).unwrap())
+    }
 
     #[test]
-    fn begin_lines() {
-        let (seat, t) = parse_begin::<TicTacToe>("tictactoe 2 1500").unwrap();
-        assert_eq!(seat, Seat::Two);
-        assert_eq!(t.move_ms, 1500);
-        assert!(parse_begin::<TicTacToe>("uttt 1 1000").is_err());
-        assert!(parse_begin::<TicTacToe>("tictactoe 3 1000").is_err());
-        assert!(parse_begin::<TicTacToe>("tictactoe 1").is_err());
+    fn a_session_of_two_rounds_is_answered_and_scored() {
+        let input = "begin tictactoe 1 1000\nturn XX.OO....\nend win\n\
+                     begin tictactoe 2 1000 seed=5\nturn X........\nend draw\n";
+        let (r, out) = run(input, "optimal");
+        let r = r.unwrap();
+        assert_eq!((r.score.wins, r.score.draws), (1, 1));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "2");
+        assert_eq!(lines.len(), 2);
+    }
+
+    #[test]
+    fn bad_first_lines_and_games_are_errors() {
+        let (r, _) = run("hello\n", "random");
+        assert!(r.unwrap_err().to_string().contains("not a v1 'begin' line"));
+        let (r, _) = run("error server full\n", "random");
+        assert!(r.unwrap_err().to_string().contains("refused: server full"));
+        let (r, _) = run("begin tictactoe 1 1000\nbegin uttt 1 1000\n", "random");
+        assert!(r.unwrap_err().to_string().contains("changed the game"));
+        let (r, _) = run("", "random");
+        assert!(r.unwrap_err().to_string().contains("before saying anything"));
     }
 }

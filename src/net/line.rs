@@ -44,6 +44,8 @@ pub struct LineReader<R = TcpStream> {
     max_line: usize,
     /// Set after a too-long line: bytes up to the next newline are dropped.
     skipping: bool,
+    /// Bytes received so far.
+    received: u64,
 }
 
 /// A stream whose reads can be bounded in time.
@@ -58,6 +60,20 @@ impl TimedRead for TcpStream {
     }
 }
 
+/// Standard input, read without a deadline: `referee engine` waits for its
+/// harness as long as the harness runs.
+impl TimedRead for std::io::Stdin {
+    fn set_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        match timeout {
+            None => Ok(()),
+            Some(_) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "standard input is read without a deadline",
+            )),
+        }
+    }
+}
+
 impl<R: TimedRead> LineReader<R> {
     /// A reader of lines of at most `max_line` bytes (the newline excluded).
     pub fn new(inner: R, max_line: usize) -> Self {
@@ -67,6 +83,7 @@ impl<R: TimedRead> LineReader<R> {
             start: 0,
             max_line: max_line.max(1),
             skipping: false,
+            received: 0,
         }
     }
 
@@ -136,6 +153,7 @@ impl<R: TimedRead> LineReader<R> {
             }
             Ok(n) => {
                 self.buf.truncate(old + n);
+                self.received += n as u64;
                 Ok(())
             }
             Err(e) => {
@@ -155,41 +173,56 @@ impl<R: TimedRead> LineReader<R> {
         }
     }
 
+    /// Bytes received so far: 0 for a peer that never sent anything.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
     /// The underlying stream.
     pub fn get_ref(&self) -> &R {
         &self.inner
     }
 }
 
+/// A stream that hands out scripted chunks, then end of file (for tests).
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::VecDeque;
+pub(crate) struct Script(std::collections::VecDeque<Vec<u8>>);
 
-    /// A stream that hands out scripted chunks, then end of file.
-    struct Script(VecDeque<Vec<u8>>);
+#[cfg(test)]
+impl Script {
+    /// The whole of `text` in one chunk.
+    pub(crate) fn lines(text: &str) -> Script {
+        Script([text.as_bytes().to_vec()].into_iter().collect())
+    }
+}
 
-    impl Read for Script {
-        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-            match self.0.pop_front() {
-                None => Ok(0),
-                Some(mut c) => {
-                    let n = c.len().min(out.len());
-                    out[..n].copy_from_slice(&c[..n]);
-                    if n < c.len() {
-                        self.0.push_front(c.split_off(n));
-                    }
-                    Ok(n)
+#[cfg(test)]
+impl Read for Script {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        match self.0.pop_front() {
+            None => Ok(0),
+            Some(mut c) => {
+                let n = c.len().min(out.len());
+                out[..n].copy_from_slice(&c[..n]);
+                if n < c.len() {
+                    self.0.push_front(c.split_off(n));
                 }
+                Ok(n)
             }
         }
     }
+}
 
-    impl TimedRead for Script {
-        fn set_timeout(&mut self, _t: Option<Duration>) -> io::Result<()> {
-            Ok(())
-        }
+#[cfg(test)]
+impl TimedRead for Script {
+    fn set_timeout(&mut self, _t: Option<Duration>) -> io::Result<()> {
+        Ok(())
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     fn reader(chunks: &[&[u8]], max: usize) -> LineReader<Script> {
         LineReader::new(Script(chunks.iter().map(|c| c.to_vec()).collect()), max)

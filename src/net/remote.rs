@@ -12,7 +12,8 @@ use super::line::{LineError, LineReader};
 use super::{format_points, Score};
 use crate::bot::{Bot, BotResult, TimeControl};
 use crate::game::{Game, GameKind, GameOptions, Seat};
-use crate::record::{escape_line, Forfeit, ForfeitReason, GameRecord};
+use crate::protocol::{self, Allowance, Begin, Command, Heard};
+use crate::record::{Forfeit, ForfeitReason, GameRecord};
 
 /// One client connection: a bounded line reader and a buffered writer.
 pub(crate) struct Conn {
@@ -97,7 +98,10 @@ impl<G: Game> Bot<G> for V1Remote {
     fn begin(&mut self, seat: Seat, time: &TimeControl) -> Result<(), Forfeit> {
         self.time = *time;
         self.first_turn = true;
-        let line = format!("begin {} {} {}\n", self.kind, seat.number(), time.move_ms);
+        let line = format!(
+            "{}\n",
+            Command::<G>::Begin(Begin::new(self.kind, seat, time.move_ms))
+        );
         self.conn
             .send(&line)
             .map_err(|e| gone(&format!("the client went away: {e}")))
@@ -106,56 +110,48 @@ impl<G: Game> Bot<G> for V1Remote {
     fn select_move(&mut self, pos: &G) -> Result<G::Move, Forfeit> {
         self.last_us = None;
         self.conn
-            .send(&format!("turn {pos}\n"))
+            .send(&format!("{}\n", Command::Turn(pos)))
             .map_err(|e| gone(&format!("the client went away: {e}")))?;
         let clock = Instant::now();
-        let mut limit = Duration::from_millis(self.time.move_ms);
-        if std::mem::replace(&mut self.first_turn, false) {
-            // A client may start a fresh bot process for every round, as
-            // `referee connect` does with external bots.
-            limit += Duration::from_millis(self.time.startup_ms);
-        }
-        let got = self.conn.reader.read_line(Some(clock + limit));
-        let us = clock.elapsed().as_micros() as u64;
-        self.last_us = Some(us);
-        match got {
-            Ok(raw) => {
-                let Ok(text) = std::str::from_utf8(&raw) else {
-                    let mut f = Forfeit::new(ForfeitReason::Malformed, "reply is not UTF-8");
-                    f.line = Some(escape_line(&raw));
-                    return Err(f);
-                };
-                G::parse_move(text.trim()).map_err(|e| {
-                    let mut f = Forfeit::new(ForfeitReason::Malformed, e.to_string());
-                    f.line = Some(escape_line(&raw));
-                    f
-                })
-            }
+        // A client may start a fresh bot process for every round, as
+        // `referee connect` does with external bots: each round's first
+        // turn has the start-up allowance. A client that goes away is a
+        // crash whenever it happens: it is connected, so it did start.
+        let allow = Allowance {
+            move_ms: self.time.move_ms,
+            startup_ms: if std::mem::replace(&mut self.first_turn, false) {
+                self.time.startup_ms
+            } else {
+                0
+            },
+            replied_before: true,
+        };
+        let got = self.conn.reader.read_line(Some(clock + allow.limit()));
+        let elapsed = clock.elapsed();
+        self.last_us = Some(elapsed.as_micros() as u64);
+        let heard = match got {
+            Ok(raw) => Heard::Line(raw, elapsed),
+            // After any of these the connection cannot be trusted any more
+            // (a late reply would be read as the answer to a later turn).
             Err(LineError::Timeout) => {
-                // A late reply would be read as the answer to a later turn,
-                // so the connection cannot be trusted any more.
                 self.conn.open = false;
-                let mut f = Forfeit::new(ForfeitReason::Timeout, "no reply within the time limit");
-                f.time_us = us;
-                f.overrun_us = us.saturating_sub(limit.as_micros() as u64);
-                Err(f)
+                Heard::Deadline(Vec::new())
             }
             Err(LineError::TooLong) => {
                 self.conn.open = false;
-                Err(Forfeit::new(
-                    ForfeitReason::Malformed,
-                    format!("reply longer than {} bytes", self.conn.max_line),
-                ))
+                Heard::TooLong(Vec::new())
             }
-            Err(LineError::Closed) => {
+            Err(LineError::Closed) | Err(LineError::Io(_)) => {
                 self.conn.open = false;
-                Err(gone("the client disconnected"))
+                Heard::Closed(Vec::new())
             }
-            Err(LineError::Io(e)) => {
-                self.conn.open = false;
-                Err(gone(&format!("connection error: {e}")))
+        };
+        protocol::judge_reply(heard, pos, &allow).map_err(|mut b| {
+            if b.reason == ForfeitReason::Crash {
+                "the client disconnected during the game".clone_into(&mut b.detail);
             }
-        }
+            b.into_forfeit(pos)
+        })
     }
 
     fn last_move_time_us(&self) -> Option<u64> {
@@ -164,7 +160,7 @@ impl<G: Game> Bot<G> for V1Remote {
 
     fn end(&mut self, result: BotResult) {
         // The client may already be gone; the round is recorded either way.
-        let _ = self.conn.send(&format!("end {}\n", result.word()));
+        let _ = self.conn.send(&format!("{}\n", Command::<G>::End(result)));
     }
 }
 

@@ -345,7 +345,7 @@ fn play_match<G: BuiltinBots, R: Remote<G>>(
         let mut setup = GameSetup::new(id, game_seed, start.clone());
         setup.time = cfg.time;
         let bot_seed = seed::derive(game_seed, &[u64::from(seat.other().number())]);
-        let mut bot = match sh.spec.instantiate::<G>(bot_seed, &cfg.time) {
+        let mut bot = match sh.spec.instantiate::<G>(bot_seed, &cfg.time, None) {
             Ok(b) => b,
             Err(e) => {
                 eprintln!("referee: the server's bot cannot be made: {e}");

@@ -126,6 +126,7 @@ impl Tournament {
             options: self.file.options,
             time: self.file.time,
             random_plies: self.file.random_plies,
+            affinity: true,
         }
     }
 
@@ -286,6 +287,8 @@ impl TournamentFile {
                         .unwrap_or_default(),
                     kind: b.kind.as_ref().map(|s| *s.get_ref()).unwrap_or_default(),
                     limits: b.limits.as_ref().map(|s| *s.get_ref()).unwrap_or_default(),
+                    reuse: false,
+                    inherit_env: false,
                 }))
             } else {
                 unreachable!("exactly one source was checked above")

@@ -69,6 +69,7 @@ pub fn builtin_records<G: referee::bot::BuiltinBots>(
         options: referee::game::GameOptions::default(),
         time: referee::bot::TimeControl::default(),
         random_plies: 0,
+        affinity: false,
     };
     let n = bots.len();
     let mut pairs = Vec::new();

@@ -128,8 +128,8 @@ fn console_ai_games(flags: &str, games: u64) -> Vec<referee::record::GameRecord>
                 s.spawn(move || {
                     let mut recs = Vec::new();
                     for g in (t..games).step_by(2) {
-                        let mut a = spec.instantiate::<Notakto>(g, &time).unwrap();
-                        let mut b = opt.instantiate::<Notakto>(g, &time).unwrap();
+                        let mut a = spec.instantiate::<Notakto>(g, &time, None).unwrap();
+                        let mut b = opt.instantiate::<Notakto>(g, &time, None).unwrap();
                         let setup = GameSetup::new(g, g, Notakto::start(&GameOptions::default()));
                         recs.push(play_game(
                             &setup,

@@ -113,7 +113,7 @@ fn play_fixture(tag: &str, args: &str, move_ms: u64, startup_ms: u64) -> Played 
         startup_ms,
     };
     let mut me = Timed {
-        inner: ExternalBot::<TicTacToe>::new(spec, time),
+        inner: ExternalBot::<TicTacToe>::new(spec, time, 0),
         last: Duration::ZERO,
     };
     let mut other = BuiltinSpec::parse("random").make::<TicTacToe>(5).unwrap();
@@ -249,13 +249,16 @@ fn ten_megabytes_of_stderr_per_turn_never_blocks() {
 }
 
 #[test]
-fn slow_start_within_the_allowance_is_fine_beyond_it_is_startup() {
+fn slow_start_within_the_allowance_is_fine_beyond_it_is_a_timeout() {
     let p = play_fixture("slowstart-ok", "slowstart --delay 0.5", 300, 1500);
     assert_eq!(p.record.termination, Termination::Normal, "{:?}", p.record);
     // Wide enough that a loaded machine still starts Python (which records
     // its pid first) well within it; the bot then sleeps far beyond it.
     let p = play_fixture("slowstart-bad", "slowstart --delay 5", 400, 1000);
-    assert_forfeit(&p, ForfeitReason::Startup, 1);
+    // It is running, so it is a timeout (not a start-up failure), and the
+    // record says the limit included the allowance.
+    let f = assert_forfeit(&p, ForfeitReason::Timeout, 1);
+    assert!(f.detail.contains("start-up allowance"), "{f:?}");
     // The first turn's limit is the move limit plus the start-up allowance.
     assert_within(&p, 400 + 1000);
 }
@@ -263,7 +266,7 @@ fn slow_start_within_the_allowance_is_fine_beyond_it_is_startup() {
 #[test]
 fn a_program_that_cannot_start_is_a_startup_forfeit() {
     let spec = ExternalSpec::from_command_line("/nonexistent/referee-bot").unwrap();
-    let mut bot = ExternalBot::<TicTacToe>::new(spec, TimeControl::default());
+    let mut bot = ExternalBot::<TicTacToe>::new(spec, TimeControl::default(), 0);
     let f = bot.begin(Seat::One, &TimeControl::default()).unwrap_err();
     assert_eq!(f.reason, ForfeitReason::Startup);
     assert!(f.detail.contains("could not start"), "{f:?}");
@@ -273,7 +276,7 @@ fn a_program_that_cannot_start_is_a_startup_forfeit() {
 fn a_bot_that_dies_before_replying_is_a_startup_forfeit() {
     let spec = ExternalSpec::from_command_line("sh -c 'exit 7'").unwrap();
     let time = TimeControl::default();
-    let mut bot = ExternalBot::<TicTacToe>::new(spec, time);
+    let mut bot = ExternalBot::<TicTacToe>::new(spec, time, 0);
     bot.begin(Seat::One, &time).unwrap();
     let f = bot.select_move(&TicTacToe::new()).unwrap_err();
     assert_eq!(f.reason, ForfeitReason::Startup, "{f:?}");
@@ -287,13 +290,13 @@ fn a_bot_that_ignores_end_is_killed_after_a_second() {
     let spec =
         ExternalSpec::from_command_line(&fixture_command("hang --turn 99", &pidfile)).unwrap();
     let time = TimeControl::default();
-    let mut bot = ExternalBot::<TicTacToe>::new(spec, time);
+    let mut bot = ExternalBot::<TicTacToe>::new(spec, time, 0);
     bot.begin(Seat::One, &time).unwrap();
     bot.select_move(&TicTacToe::new()).unwrap();
     // Keep the process busy so that it never sees `end`.
     let spec2 =
         ExternalSpec::from_command_line("sh -c 'trap \"\" TERM; read x; sleep 30'").unwrap();
-    let mut stubborn = ExternalBot::<TicTacToe>::new(spec2, time);
+    let mut stubborn = ExternalBot::<TicTacToe>::new(spec2, time, 0);
     stubborn.begin(Seat::Two, &time).unwrap();
     let t = Instant::now();
     stubborn.end(BotResult::Draw);
@@ -542,7 +545,7 @@ fn python_random_bot_plays_legal_moves_from_random_positions() {
     ))
     .unwrap();
     let time = TimeControl::default();
-    let mut bot = ExternalBot::<TicTacToe>::new(spec, time);
+    let mut bot = ExternalBot::<TicTacToe>::new(spec, time, 0);
     bot.begin(Seat::One, &time).unwrap();
     let mut rng = referee::seed::rng(3);
     for _ in 0..20 {

@@ -190,11 +190,11 @@ fn grade_all_writes_one_row_per_submission() {
             ("dave", "error")
         ]
     );
-    // A bot that starts and then dies fails with the reason.
-    assert!(
-        book[2]["example"].as_str().unwrap().contains("crash"),
-        "{book}"
-    );
+    // A bot that exits before its first reply fails to start, with its
+    // exit status.
+    let carol = book[2]["example"].as_str().unwrap();
+    assert!(carol.contains("startup"), "{book}");
+    assert!(carol.contains("exited with code 3"), "{book}");
     assert!(book[3]["example"].as_str().unwrap().contains("no bot.toml"));
     let csv = std::fs::read_to_string(out.join("gradebook.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5, "{csv}");

@@ -1,0 +1,557 @@
+//! The bot protocol (docs/protocol.md): every line referee and a bot (or a
+//! network client) exchange, and the one rule that turns what a bot sent
+//! into a move or a breach of the protocol.
+//!
+//! This module is the only place that writes or reads protocol text. The
+//! external bot, exhaustive grading's pipelined bot, the network server and
+//! `referee connect`/`referee engine` all go through [`Command`] and
+//! [`judge_reply`], so a bot is judged the same way wherever it plays.
+//!
+//! ```
+//! use referee::protocol::{Begin, Command};
+//! use referee::game::{GameKind, Seat, TicTacToe};
+//!
+//! let begin = Begin::new(GameKind::TicTacToe, Seat::Two, 1000);
+//! assert_eq!(Command::<TicTacToe>::Begin(begin).to_string(), "begin tictactoe 2 1000");
+//! let turn: Command<TicTacToe> = "turn X........".parse().unwrap();
+//! assert!(matches!(turn, Command::Turn(_)));
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::bot::BotResult;
+use crate::game::{Game, GameKind, ParseError, Seat};
+use crate::record::{Forfeit, ForfeitReason};
+
+/// The protocol's version, as the documentation numbers it.
+pub const VERSION: u32 = 1;
+
+/// What a network client answers to a turn its own bot could not answer:
+/// not a move, so the server records a forfeit of that round and goes on.
+pub const FORFEIT_REPLY: &str = "forfeit";
+
+/// The longest reply line accepted from a bot process, in bytes (without
+/// its newline).
+pub const MAX_REPLY: usize = 64 * 1024;
+
+/// The `begin` line: the game, the bot's seat and the per-move limit, and
+/// for bots that keep their process across games, the game's seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Begin {
+    /// The game being played.
+    pub game: GameKind,
+    /// The seat of the bot's first turn.
+    pub seat: Seat,
+    /// The per-move limit in milliseconds (without the start-up allowance).
+    pub time_ms: u64,
+    /// The bot's seed for this game, sent as `seed=N` only to bots that
+    /// declared `reuse` (others get it in `REFEREE_SEED`; a plain v1 bot
+    /// never sees the field).
+    pub seed: Option<u64>,
+}
+
+impl Begin {
+    /// A begin line without a seed field: the form every v1 bot reads.
+    pub fn new(game: GameKind, seat: Seat, time_ms: u64) -> Self {
+        Begin {
+            game,
+            seat,
+            time_ms,
+            seed: None,
+        }
+    }
+}
+
+impl fmt::Display for Begin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "begin {} {} {}",
+            self.game,
+            self.seat.number(),
+            self.time_ms
+        )?;
+        if let Some(seed) = self.seed {
+            write!(f, " seed={seed}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Begin {
+    type Err = ParseError;
+
+    /// Reads `begin <game> <seat> <time_ms> [key=value ...]`. Unknown
+    /// `key=value` fields are skipped, so that readers keep working when a
+    /// later version adds one.
+    fn from_str(line: &str) -> Result<Self, ParseError> {
+        let mut words = line.split_whitespace();
+        if words.next() != Some("begin") {
+            return Err(ParseError::new(format!("not a begin line: '{line}'")));
+        }
+        let usage = || ParseError::new("expected 'begin <game> <seat> <time_ms>'");
+        let game: GameKind = words.next().ok_or_else(usage)?.parse()?;
+        let seat_text = words.next().ok_or_else(usage)?;
+        let seat = seat_text
+            .parse::<u8>()
+            .ok()
+            .and_then(Seat::from_number)
+            .ok_or_else(|| ParseError::new(format!("bad seat '{seat_text}' (expected 1 or 2)")))?;
+        let ms_text = words.next().ok_or_else(usage)?;
+        let time_ms = ms_text
+            .parse::<u64>()
+            .map_err(|_| ParseError::new(format!("bad time '{ms_text}' (milliseconds)")))?;
+        let mut begin = Begin::new(game, seat, time_ms);
+        for field in words {
+            let Some((key, value)) = field.split_once('=') else {
+                return Err(ParseError::new(format!(
+                    "unexpected word '{field}' in a begin line (extra fields are key=value)"
+                )));
+            };
+            if key == "seed" {
+                begin.seed = Some(
+                    value
+                        .parse()
+                        .map_err(|_| ParseError::new(format!("bad seed '{value}'")))?,
+                );
+            }
+        }
+        Ok(begin)
+    }
+}
+
+/// A line from referee (or a server) to a bot (or a client), for positions
+/// of game `G`. `Display` writes it without its newline; `FromStr` reads one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command<G> {
+    /// `begin <game> <seat> <time_ms> [seed=N]`: a game starts.
+    Begin(Begin),
+    /// `turn <position>`: the bot is to move in this position.
+    Turn(G),
+    /// `end <win|loss|draw>`: the game is over, from the bot's side.
+    End(BotResult),
+    /// `error <message>`: a server refuses or drops a client (network only).
+    Error(String),
+}
+
+impl<G: fmt::Display> fmt::Display for Command<G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Command::Begin(b) => b.fmt(f),
+            Command::Turn(pos) => write!(f, "turn {pos}"),
+            Command::End(result) => write!(f, "end {}", result.word()),
+            Command::Error(msg) => write!(f, "error {msg}"),
+        }
+    }
+}
+
+impl<G: FromStr<Err = ParseError>> FromStr for Command<G> {
+    type Err = ParseError;
+
+    fn from_str(line: &str) -> Result<Self, ParseError> {
+        let line = line.trim();
+        let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let rest = rest.trim();
+        match word {
+            "begin" => Ok(Command::Begin(line.parse()?)),
+            "turn" => Ok(Command::Turn(rest.parse().map_err(|e: ParseError| {
+                ParseError::new(format!("bad position '{rest}': {e}"))
+            })?)),
+            "end" => Ok(Command::End(match rest {
+                "win" => BotResult::Win,
+                "loss" => BotResult::Loss,
+                "draw" => BotResult::Draw,
+                other => {
+                    return Err(ParseError::new(format!(
+                        "bad end line 'end {other}' (expected win, loss or draw)"
+                    )))
+                }
+            })),
+            "error" => Ok(Command::Error(rest.to_string())),
+            other => Err(ParseError::new(format!(
+                "unknown line '{other}' (expected begin, turn, end or error)"
+            ))),
+        }
+    }
+}
+
+/// A position's text not yet read as a position: for the first line of a
+/// session, before its `begin` line says which game it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PositionText(pub String);
+
+impl fmt::Display for PositionText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromStr for PositionText {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        Ok(PositionText(s.to_string()))
+    }
+}
+
+/// The text of a reply line as the protocol reads it: a trailing `\r` and
+/// spaces around the move are ignored.
+pub fn reply_text(raw: &[u8]) -> Result<&str, std::str::Utf8Error> {
+    Ok(std::str::from_utf8(raw)?.trim_end_matches('\r').trim())
+}
+
+/// The reply line for a move (without its newline).
+pub fn reply_line<M: fmt::Display>(mv: M) -> String {
+    mv.to_string()
+}
+
+/// What came from a bot while a reply was due, whatever carries it (a
+/// pipe or a socket).
+#[derive(Debug)]
+pub enum Heard {
+    /// A complete line (without its newline), received `elapsed` after the
+    /// turn line went out.
+    Line(Vec<u8>, Duration),
+    /// More than the longest accepted line without a newline; its start.
+    TooLong(Vec<u8>),
+    /// End of file: the bot exited or closed its output; what it wrote of a
+    /// line.
+    Closed(Vec<u8>),
+    /// The deadline passed; what the bot wrote of a line so far.
+    Deadline(Vec<u8>),
+    /// Output found when no reply was due: before the turn line was sent
+    /// (written before the first turn, or a second line after a reply), or
+    /// at the end of the game.
+    Stray(Vec<u8>),
+    /// The turn line could not be sent.
+    Unsent(std::io::Error),
+}
+
+/// The time a bot had for one reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Allowance {
+    /// The per-move limit.
+    pub move_ms: u64,
+    /// The start-up allowance included in this turn's limit (0 except on
+    /// the first turn of a freshly started process).
+    pub startup_ms: u64,
+    /// Whether the bot has replied to anything yet (in this process, or on
+    /// this connection): a bot that dies before any reply failed to start.
+    pub replied_before: bool,
+}
+
+impl Allowance {
+    /// The whole limit for this reply.
+    pub fn limit(&self) -> Duration {
+        Duration::from_millis(self.move_ms + self.startup_ms)
+    }
+
+    fn limit_text(&self) -> String {
+        if self.startup_ms > 0 {
+            format!(
+                "{} ms ({} ms per move + {} ms start-up allowance on its first turn)",
+                self.move_ms + self.startup_ms,
+                self.move_ms,
+                self.startup_ms
+            )
+        } else {
+            format!("{} ms", self.move_ms)
+        }
+    }
+}
+
+/// A bot's breach of the protocol: the reason a user reads, what happened,
+/// and the evidence. The owner of the bot adds the position, the exit
+/// status and the stderr tail when it makes the [`Forfeit`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Breach {
+    /// The forfeit reason.
+    pub reason: ForfeitReason,
+    /// What happened, in words.
+    pub detail: String,
+    /// The raw bytes received, if any.
+    pub line: Option<Vec<u8>>,
+    /// Time from the turn line to the reply (or to the deadline), in µs.
+    pub time_us: u64,
+    /// How far past the limit the bot went, in µs.
+    pub overrun_us: u64,
+}
+
+impl Breach {
+    /// A breach with its reason and what happened; no evidence yet.
+    pub fn new(reason: ForfeitReason, detail: impl Into<String>) -> Self {
+        Breach {
+            reason,
+            detail: detail.into(),
+            line: None,
+            time_us: 0,
+            overrun_us: 0,
+        }
+    }
+
+    /// The program could not be started at all.
+    pub fn not_started(program: &str, err: &std::io::Error) -> Self {
+        Breach::new(
+            ForfeitReason::Startup,
+            format!("could not start '{program}': {err}"),
+        )
+    }
+
+    /// Adds the bytes received (nothing when empty).
+    pub fn with_line(mut self, bytes: Vec<u8>) -> Self {
+        if !bytes.is_empty() {
+            self.line = Some(bytes);
+        }
+        self
+    }
+
+    /// The forfeit it makes, in position `pos` (seat and move number are
+    /// filled in by the referee).
+    pub fn into_forfeit<G: Game>(self, pos: &G) -> Forfeit {
+        let mut f = Forfeit::new(self.reason, self.detail);
+        f.line = self.line.as_deref().map(crate::record::escape_line);
+        f.time_us = self.time_us;
+        f.overrun_us = self.overrun_us;
+        f.position = pos.to_string();
+        f
+    }
+}
+
+/// The one rule: what a bot sent while its reply to `pos` was due becomes
+/// its move, or the breach that forfeits the game.
+///
+/// - a line in time that reads as a legal move is the move; a line that is
+///   not a move (or not UTF-8, or too long) is `malformed`, a move that is
+///   not legal `illegal`;
+/// - no complete line in time (or a line that arrived late) is `timeout`,
+///   on the first turn too (the record says the limit included the
+///   start-up allowance);
+/// - end of file (or a turn line that cannot be sent to a dead process) is
+///   `startup` before the bot's first reply and `crash` after it;
+/// - output when no reply was due is `malformed`.
+pub fn judge_reply<G: Game>(heard: Heard, pos: &G, allow: &Allowance) -> Result<G::Move, Breach> {
+    let limit = allow.limit();
+    let died = |what: &str| {
+        if allow.replied_before {
+            Breach::new(
+                ForfeitReason::Crash,
+                format!("{what} during the game"),
+            )
+        } else {
+            Breach::new(
+                ForfeitReason::Startup,
+                format!("{what} before its first reply"),
+            )
+        }
+    };
+    match heard {
+        Heard::Line(raw, elapsed) => {
+            let us = elapsed.as_micros() as u64;
+            if elapsed > limit {
+                let mut b = Breach::new(
+                    ForfeitReason::Timeout,
+                    format!("replied after the limit of {}", allow.limit_text()),
+                )
+                .with_line(raw);
+                b.time_us = us;
+                b.overrun_us = us.saturating_sub(limit.as_micros() as u64);
+                return Err(b);
+            }
+            let judged = match reply_text(&raw) {
+                Err(_) => Err(Breach::new(
+                    ForfeitReason::Malformed,
+                    "the reply is not valid UTF-8",
+                )),
+                Ok(text) => match G::parse_move(text) {
+                    Err(e) => Err(Breach::new(
+                        ForfeitReason::Malformed,
+                        format!("not a move: {e}"),
+                    )),
+                    Ok(mv) => match pos.illegality(mv) {
+                        Some(why) => Err(Breach::new(ForfeitReason::Illegal, why)),
+                        None => Ok(mv),
+                    },
+                },
+            };
+            judged.map_err(|b| {
+                let mut b = b.with_line(raw);
+                b.time_us = us;
+                b
+            })
+        }
+        Heard::TooLong(start) => Err(Breach::new(
+            ForfeitReason::Malformed,
+            format!("a reply longer than {MAX_REPLY} bytes without a newline"),
+        )
+        .with_line(start)),
+        Heard::Closed(partial) => Err(died("exited or closed its output").with_line(partial)),
+        Heard::Deadline(partial) => {
+            let what = if partial.is_empty() {
+                "no reply"
+            } else {
+                "no complete line (newline missing)"
+            };
+            let mut b = Breach::new(
+                ForfeitReason::Timeout,
+                format!("{what} within {}", allow.limit_text()),
+            )
+            .with_line(partial);
+            b.time_us = limit.as_micros() as u64;
+            Err(b)
+        }
+        Heard::Stray(bytes) => {
+            let shown = String::from_utf8_lossy(&bytes);
+            let first = shown.lines().next().unwrap_or("").trim();
+            Err(Breach::new(
+                ForfeitReason::Malformed,
+                format!(
+                    "wrote output when no reply was due (a line before its first turn, \
+                     a second line after a reply, or output at the end of the game): \"{}\"",
+                    crate::record::escape_line(first.as_bytes())
+                ),
+            )
+            .with_line(bytes))
+        }
+        Heard::Unsent(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(Breach::new(
+            ForfeitReason::Timeout,
+            format!("it does not read its input: the turn line could not be sent within {}", allow.limit_text()),
+        )),
+        Heard::Unsent(e) => Err(died(&format!("could not be sent its turn ({e}): it exited"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{Notakto, TicTacToe, Uttt};
+
+    fn allow(first: bool) -> Allowance {
+        Allowance {
+            move_ms: 1000,
+            startup_ms: if first { 2000 } else { 0 },
+            replied_before: !first,
+        }
+    }
+
+    /// Every line form of protocol v1, exactly as it goes on the wire. These
+    /// strings are a public contract: bots in the wild parse them.
+    #[test]
+    fn golden_lines() {
+        let b = Begin::new(GameKind::TicTacToe, Seat::One, 1000);
+        assert_eq!(Command::<TicTacToe>::Begin(b).to_string(), "begin tictactoe 1 1000");
+        let b = Begin {
+            seed: Some(42),
+            ..Begin::new(GameKind::Uttt, Seat::Two, 250)
+        };
+        assert_eq!(Command::<Uttt>::Begin(b).to_string(), "begin uttt 2 250 seed=42");
+        let b = Begin::new(GameKind::Notakto, Seat::Two, 5);
+        assert_eq!(Command::<Notakto>::Begin(b).to_string(), "begin notakto 2 5");
+        let pos: TicTacToe = "X...O....".parse().unwrap();
+        assert_eq!(Command::Turn(pos).to_string(), "turn X...O....");
+        let pos: Notakto = "X......../.........".parse().unwrap();
+        assert_eq!(Command::Turn(pos).to_string(), "turn X......../.........");
+        let pos = Uttt::start(&Default::default());
+        assert_eq!(
+            Command::Turn(pos).to_string(),
+            format!("turn {}/9/.........", ".".repeat(81))
+        );
+        for (r, w) in [
+            (BotResult::Win, "end win"),
+            (BotResult::Loss, "end loss"),
+            (BotResult::Draw, "end draw"),
+        ] {
+            assert_eq!(Command::<TicTacToe>::End(r).to_string(), w);
+        }
+        assert_eq!(
+            Command::<TicTacToe>::Error("server full".into()).to_string(),
+            "error server full"
+        );
+        assert_eq!(FORFEIT_REPLY, "forfeit");
+        assert_eq!(reply_line(crate::game::tictactoe::Cell::new(4).unwrap()), "4");
+    }
+
+    #[test]
+    fn lines_read_back_including_the_old_forms() {
+        for text in [
+            "begin tictactoe 1 1000",
+            "begin uttt 2 250 seed=42",
+            "turn X...O....",
+            "end win",
+            "end loss",
+            "end draw",
+            "error server full",
+        ] {
+            let c: Command<TicTacToe> = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(c.to_string(), text);
+        }
+        // Unknown key=value fields of later versions are skipped.
+        let b: Begin = "begin notakto 1 10 seed=3 colour=blue".parse().unwrap();
+        assert_eq!(b.seed, Some(3));
+        for bad in [
+            "begin chess 1 10",
+            "begin tictactoe 3 10",
+            "begin tictactoe 1",
+            "begin tictactoe 1 ten",
+            "begin tictactoe 1 10 extra",
+            "end maybe",
+            "move 4",
+            "turn XXXXXXXXXX",
+        ] {
+            assert!(bad.parse::<Command<TicTacToe>>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn replies_are_trimmed_and_judged() {
+        let pos = TicTacToe::new();
+        let t = Duration::from_micros(40);
+        let mv = judge_reply(Heard::Line(b" 4 \r".to_vec(), t), &pos, &allow(false)).unwrap();
+        assert_eq!(mv.to_string(), "4");
+        let b = judge_reply(Heard::Line(b"4 5".to_vec(), t), &pos, &allow(false)).unwrap_err();
+        assert_eq!(b.reason, ForfeitReason::Malformed);
+        assert_eq!(b.line.as_deref(), Some(&b"4 5"[..]));
+        assert_eq!(b.time_us, 40);
+        let b = judge_reply(Heard::Line(vec![0xff], t), &pos, &allow(false)).unwrap_err();
+        assert_eq!(b.reason, ForfeitReason::Malformed);
+        let busy: TicTacToe = "X........".parse().unwrap();
+        let b = judge_reply(Heard::Line(b"0".to_vec(), t), &busy, &allow(false)).unwrap_err();
+        assert_eq!(b.reason, ForfeitReason::Illegal);
+    }
+
+    #[test]
+    fn each_way_of_failing_has_its_reason() {
+        let pos = TicTacToe::new();
+        let reason = |h: Heard, first: bool| judge_reply(h, &pos, &allow(first)).unwrap_err().reason;
+        use ForfeitReason::*;
+        // Silence on the first turn is a timeout, not a start-up failure,
+        // and the detail says the allowance was included.
+        let b = judge_reply(Heard::Deadline(vec![]), &pos, &allow(true)).unwrap_err();
+        assert_eq!(b.reason, Timeout);
+        assert!(b.detail.contains("start-up allowance"), "{}", b.detail);
+        assert_eq!(b.time_us, 3_000_000);
+        assert_eq!(reason(Heard::Deadline(b"4".to_vec()), false), Timeout);
+        let late = Heard::Line(b"4".to_vec(), Duration::from_millis(1500));
+        let b = judge_reply(late, &pos, &allow(false)).unwrap_err();
+        assert_eq!((b.reason, b.overrun_us), (Timeout, 500_000));
+        assert_eq!(reason(Heard::Closed(vec![]), true), Startup);
+        assert_eq!(reason(Heard::Closed(vec![]), false), Crash);
+        assert_eq!(reason(Heard::Stray(b"hello\n".to_vec()), true), Malformed);
+        assert_eq!(reason(Heard::TooLong(vec![b'x'; 10]), false), Malformed);
+        let pipe = || std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert_eq!(reason(Heard::Unsent(pipe()), true), Startup);
+        assert_eq!(reason(Heard::Unsent(pipe()), false), Crash);
+        let full = std::io::Error::from(std::io::ErrorKind::TimedOut);
+        assert_eq!(reason(Heard::Unsent(full), false), Timeout);
+    }
+
+    #[test]
+    fn breach_becomes_a_forfeit_with_escaped_evidence() {
+        let pos = TicTacToe::new();
+        let b = judge_reply(Heard::Line(b"a\tb".to_vec(), Duration::ZERO), &pos, &allow(false))
+            .unwrap_err();
+        let f = b.into_forfeit(&pos);
+        assert_eq!(f.line.as_deref(), Some("a\\tb"));
+        assert_eq!(f.position, ".........");
+    }
+}
