@@ -12,6 +12,7 @@ pub mod bots;
 pub mod check;
 pub mod check_console;
 pub mod connect;
+pub mod engine;
 pub mod grade;
 pub mod judge;
 pub mod match_cmd;
@@ -59,6 +60,8 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Play a local bot against a remote v1 server and print the final score.
     Connect(connect::ConnectArgs),
+    /// Speak the bot protocol on stdin/stdout as the given bot (for other harnesses).
+    Engine(engine::EngineArgs),
 }
 
 /// The game and its options, shared by every command that plays.
@@ -125,6 +128,7 @@ pub fn main() -> ExitCode {
         Command::GradeAll(a) => grade::run_all(a),
         Command::Serve(a) => serve::run(a),
         Command::Connect(a) => connect::run(a),
+        Command::Engine(a) => engine::run(a),
     };
     match result {
         Ok(code) => code,

@@ -19,7 +19,7 @@ pub mod line;
 mod remote;
 pub mod server;
 
-pub use client::{connect, play_stream, ClientReport, ConnectConfig};
+pub use client::{connect, play_session, play_stream, ClientReport, ConnectConfig};
 pub use server::{ServeConfig, Server, ServerHandle};
 
 /// The address `referee serve` listens on when `--listen` is not given.
