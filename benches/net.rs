@@ -34,6 +34,7 @@ fn run(clients: usize, rounds: u32, bot: &str) -> anyhow::Result<()> {
         rounds,
         protocol: Protocol::V1,
         max_clients: clients.max(1),
+        max_per_address: clients.max(1),
         quiet: true,
         ..ServeConfig::default()
     };

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod console;
 pub mod game;
 pub mod grade;
+pub mod interrupt;
 pub mod net;
 pub mod protocol;
 pub mod record;

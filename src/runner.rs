@@ -11,7 +11,7 @@ use crate::bot::{affinity, Bot, BotError, BotSpec, BuiltinBots, Params, TimeCont
 use crate::game::{Game, GameOptions, Seat};
 use crate::record::{Forfeit, ForfeitReason, GameRecord};
 use crate::referee::{play_game, GameSetup};
-use crate::seed;
+use crate::{interrupt, seed};
 
 /// One scheduled game.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -226,9 +226,17 @@ pub fn run_games_with<G: BuiltinBots, T: Send>(
                 let mut batch = Vec::new();
                 let mut opened = Instant::now();
                 loop {
+                    if interrupt::interrupted().is_some() {
+                        break;
+                    }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(p) = pairings.get(i) else { break };
                     let rec = play_prepared::<G>(entrants, makers, cfg, p, &pool);
+                    if interrupt::interrupted().is_some() {
+                        // Its bots may have been killed by the interruption:
+                        // the game is not theirs to lose.
+                        break;
+                    }
                     if batch.is_empty() {
                         opened = Instant::now();
                     }

@@ -4,8 +4,10 @@
  * Run:   referee check tictactoe bots/c-random.toml
  *
  * It reads lines from stdin and answers each `turn <position>` line with one
- * random legal move, chosen from the turn line alone. Pass a number as the
- * first argument to fix its random seed.
+ * random legal move, chosen from the turn line alone. Its random seed is the
+ * game's: REFEREE_SEED, and the `seed=N` field of each begin line when it
+ * plays many games in one process (`reuse`); a number as the first argument
+ * overrides both.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,12 +98,20 @@ int main(int argc, char **argv) {
     static char line[4096];
     static char moves[256][8];
     char game[32] = "";
-    rng_state = argc > 1 ? strtoull(argv[1], NULL, 10) : (unsigned long long)getpid();
+    const char *env_seed = getenv("REFEREE_SEED");
+    int fixed = argc > 1;
+    rng_state = fixed ? strtoull(argv[1], NULL, 10)
+                : env_seed ? strtoull(env_seed, NULL, 10)
+                           : (unsigned long long)getpid();
     rng_state = rng_state * 0x9E3779B97F4A7C15ULL + 1;
     while (fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\r\n")] = '\0';
         if (strncmp(line, "begin ", 6) == 0) {
             sscanf(line + 6, "%31s", game);
+            const char *seed = strstr(line, " seed=");
+            if (seed && !fixed) {
+                rng_state = strtoull(seed + 6, NULL, 10) * 0x9E3779B97F4A7C15ULL + 1;
+            }
         } else if (strncmp(line, "turn ", 5) == 0) {
             const char *pos = line + 5;
             int n;
@@ -118,9 +128,8 @@ int main(int argc, char **argv) {
             }
             printf("%s\n", moves[next_random() % (unsigned long long)n]);
             fflush(stdout);
-        } else if (strncmp(line, "end", 3) == 0) {
-            break;
         }
+        /* `end`: stdin closes after the last game; until then more may come. */
     }
     return 0;
 }

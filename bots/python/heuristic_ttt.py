@@ -37,7 +37,7 @@ def main():
         if words and words[0] == "turn":
             print(choose(words[1]), flush=True)
         elif words and words[0] == "end":
-            break
+            continue  # with `reuse`, the next game's begin may follow
 
 
 if __name__ == "__main__":

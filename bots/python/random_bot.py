@@ -3,12 +3,19 @@
 
 Standard library only. Copy it and replace choose() with something clever.
 Protocol (docs/protocol.md):
-    referee -> bot   begin <game> <seat> <time_ms>
+    referee -> bot   begin <game> <seat> <time_ms> [seed=N]
     referee -> bot   turn <position>      (answer with one move line)
-    referee -> bot   end <win|loss|draw>  (then stdin closes)
+    referee -> bot   end <win|loss|draw>  (then stdin closes, or the next
+                                           game's begin comes: `reuse`)
 The move is chosen from the turn line alone: one process may be sent turn
 lines from different games.
+
+Seeds make games reproducible: the bot seeds its generator from the game's
+seed, which referee passes in REFEREE_SEED (every process) and, to bots that
+declare `reuse`, in each begin line's seed=N field (a first argument, if
+given, overrides both).
 """
+import os
 import random
 import sys
 
@@ -60,20 +67,27 @@ def choose(moves, rng):
 
 
 def main():
-    rng = random.Random(sys.argv[1] if len(sys.argv) > 1 else None)
+    fixed = sys.argv[1] if len(sys.argv) > 1 else None
+    first = fixed if fixed is not None else os.environ.get("REFEREE_SEED")
+    rng = random.Random(int(first) if first and first.isdigit() else first)
     game = None
     for line in sys.stdin:
         words = line.split(None, 1)
         if not words:
             continue
         if words[0] == "begin":
-            game = words[1].split()[0]
+            fields = words[1].split()
+            game = fields[0]
+            for field in fields[3:]:
+                key, _, value = field.partition("=")
+                if key == "seed" and fixed is None:
+                    rng.seed(int(value))
         elif words[0] == "turn":
             pos = words[1].strip()
             moves = MOVES.get(game or guess_game(pos), MOVES[guess_game(pos)])(pos)
             print(choose(moves, rng), flush=True)
         elif words[0] == "end":
-            break
+            continue  # stdin closes after the last game; until then, more may come
 
 
 if __name__ == "__main__":

@@ -101,7 +101,7 @@ def main():
             i, j = move
             print("%d %d" % (int(i), int(j)), flush=True)
         elif words[0] == "end":
-            break
+            continue  # with `reuse`, the next game's begin may follow
 
 
 if __name__ == "__main__":

@@ -274,6 +274,12 @@ impl BotProcess {
             .command
             .split_first()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
+        if crate::interrupt::interrupted().is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "referee is being interrupted",
+            ));
+        }
         let tmp = tempfile::Builder::new().prefix("referee-bot-").tempdir()?;
         let mut cmd = Command::new(program);
         if !spec.inherit_env {

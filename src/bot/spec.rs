@@ -374,6 +374,16 @@ impl BotSpec {
         }
     }
 
+    /// Applies command-line process settings to an external bot: `reuse`
+    /// (protocol bots only; console programs play one game per process)
+    /// and `inherit_env` are switched on when asked, never off.
+    pub fn adjust(&mut self, reuse: bool, inherit_env: bool) {
+        if let BotSpec::External(e) = self {
+            e.reuse |= reuse && e.kind == ExternalKind::Protocol;
+            e.inherit_env |= inherit_env;
+        }
+    }
+
     /// Whether the bot runs in this process (no time limit enforcement needed).
     pub fn is_in_process(&self) -> bool {
         matches!(self, BotSpec::Builtin(_))

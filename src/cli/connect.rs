@@ -26,6 +26,9 @@ pub struct ConnectArgs {
     /// Seed of the local bot.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Give up when the server sends nothing for this many seconds (0: wait for ever).
+    #[arg(long, default_value_t = 60)]
+    timeout_s: u64,
 }
 
 /// Plays the session and prints the score.
@@ -34,6 +37,7 @@ pub fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
     cfg.rounds = args.rounds;
     cfg.game = args.game;
     cfg.seed = args.seed;
+    cfg.timeout = (args.timeout_s > 0).then(|| std::time::Duration::from_secs(args.timeout_s));
     let report = connect(&args.addr, &cfg)?;
     let s = report.score;
     println!(

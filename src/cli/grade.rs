@@ -78,7 +78,15 @@ pub struct GradeArgs {
 /// Runs `grade`: exit 0 pass, 1 fail, 2 harness error.
 pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
     let kind = args.opts.game.game;
+    crate::interrupt::install()?;
     let report = grade_kind(kind, &args.bot, &args.opts, args.out.as_deref(), true)?;
+    if let Some(sig) = crate::interrupt::interrupted() {
+        eprintln!(
+            "referee: interrupted by {}: grading stopped, no verdict",
+            crate::interrupt::signal_name(sig)
+        );
+        return Ok(ExitCode::from(crate::interrupt::exit_code(sig)));
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -426,6 +434,7 @@ pub fn submission_bot(dir: &Path) -> Result<String, String> {
 
 /// Runs `grade-all`: one row per student; a broken submission never stops it.
 pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
+    crate::interrupt::install()?;
     let mut students: Vec<PathBuf> = std::fs::read_dir(&args.dir)
         .with_context(|| format!("cannot read {}", args.dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -39,6 +39,8 @@ pub struct MatchArgs {
     json: bool,
     #[command(flatten)]
     time: TimeArgs,
+    #[command(flatten)]
+    process: super::ProcessArgs,
 }
 
 /// Runs the match.
@@ -71,7 +73,9 @@ pub fn unique_names(texts: &[&str]) -> Vec<String> {
 fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
     let mut specs = Vec::new();
     for (i, text) in [&args.bot1, &args.bot2].iter().enumerate() {
-        specs.push(BotSpec::resolve::<G>(text).with_context(|| format!("bot {}", i + 1))?);
+        let mut spec = BotSpec::resolve::<G>(text).with_context(|| format!("bot {}", i + 1))?;
+        args.process.apply(&mut spec);
+        specs.push(spec);
     }
     // A manifest's bot is shown by its `name`, not by the manifest's path.
     let shown: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
@@ -85,7 +89,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         options: args.game.options(),
         time: args.time.control(),
         random_plies: args.random_plies,
-        affinity: true,
+        affinity: !args.process.no_affinity,
     };
     let pairings: Vec<Pairing> = (0..args.games)
         .map(|i| Pairing {
@@ -96,7 +100,17 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let jobs = args.jobs.unwrap_or_else(crate::runner::default_jobs);
+    crate::interrupt::install()?;
     let records = run_games::<G>(&entrants, &cfg, &pairings, jobs, |_| {});
+    let interrupted = crate::interrupt::interrupted();
+    if let Some(sig) = interrupted {
+        eprintln!(
+            "referee: interrupted by {} after {} of {} games; the results below are of those",
+            crate::interrupt::signal_name(sig),
+            records.len(),
+            pairings.len()
+        );
+    }
     let standings = Standings::from_records(&records);
     let stats: Vec<&BotStats> = entrants
         .iter()
@@ -129,7 +143,10 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(match interrupted {
+        Some(sig) => ExitCode::from(crate::interrupt::exit_code(sig)),
+        None => ExitCode::SUCCESS,
+    })
 }
 
 /// The JSON summary of one bot.

@@ -105,6 +105,29 @@ impl TimeArgs {
     }
 }
 
+/// How external bots' processes run, shared by every command that plays them.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ProcessArgs {
+    /// Keep each external protocol bot's process across games (the bot
+    /// must expect a new `begin` after `end`: docs/protocol.md).
+    #[arg(long)]
+    pub reuse: bool,
+    /// Give external bots referee's whole environment instead of the clean
+    /// one (PATH, HOME, LANG, a private TMPDIR, REFEREE_SEED, their `env`).
+    #[arg(long)]
+    pub inherit_env: bool,
+    /// Do not pin each worker, and the bots it starts, to one CPU.
+    #[arg(long)]
+    pub no_affinity: bool,
+}
+
+impl ProcessArgs {
+    /// Applies the settings to a resolved bot.
+    pub fn apply(&self, spec: &mut crate::bot::BotSpec) {
+        spec.adjust(self.reuse, self.inherit_env);
+    }
+}
+
 fn parse_game(s: &str) -> Result<GameKind, String> {
     s.parse()
         .map_err(|e: crate::game::ParseError| e.to_string())

@@ -39,6 +39,10 @@ pub struct ServeArgs {
     /// Clients served at once; more get a refusal line and are closed.
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     max_clients: u32,
+    /// Clients served at once from one IP address (idle clients from one
+    /// machine cannot lock everyone out).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    max_per_address: u32,
     /// Longest input line in bytes; a longer line is an error (text) or a forfeit (v1).
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(16..=16_777_216))]
     max_line: u32,
@@ -71,6 +75,7 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         time: args.time.control(),
         idle_timeout: Duration::from_secs(args.idle_timeout_s),
         max_clients: args.max_clients as usize,
+        max_per_address: args.max_per_address as usize,
         max_line: args.max_line as usize,
         out: args.out.clone(),
         options: args.game.options(),
@@ -90,6 +95,22 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         args.protocol,
         args.rounds
     );
-    server.run();
-    Ok(ExitCode::SUCCESS)
+    crate::interrupt::install()?;
+    let handle = server.spawn()?;
+    let sig = loop {
+        if let Some(sig) = crate::interrupt::interrupted() {
+            break sig;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    handle.shutdown();
+    eprintln!(
+        "referee: interrupted by {}: the server stopped{}",
+        crate::interrupt::signal_name(sig),
+        match &args.out {
+            Some(dir) => format!("; finished rounds are in {}", dir.join("games.jsonl").display()),
+            None => String::new(),
+        }
+    );
+    Ok(ExitCode::from(crate::interrupt::exit_code(sig)))
 }

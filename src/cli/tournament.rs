@@ -37,6 +37,8 @@ pub struct TournamentArgs {
     /// Do not write DIR/report.html (the HTML report with replays) at the end.
     #[arg(long)]
     no_report: bool,
+    #[command(flatten)]
+    process: super::ProcessArgs,
 }
 
 /// Arguments of `referee merge`.
@@ -64,7 +66,10 @@ fn run_game<G: BuiltinBots>(
     file: TournamentFile,
     args: &TournamentArgs,
 ) -> anyhow::Result<ExitCode> {
-    let t = file.resolve::<G>()?;
+    let mut t = file.resolve::<G>()?;
+    for e in &mut t.entrants {
+        args.process.apply(&mut e.spec);
+    }
     let cores = crate::runner::default_jobs();
     let jobs = args.jobs.unwrap_or(cores);
     if jobs == 0 {
@@ -82,8 +87,31 @@ fn run_game<G: BuiltinBots>(
         resume: args.resume,
         shard: args.shard,
         progress: true,
+        affinity: !args.process.no_affinity,
     };
+    crate::interrupt::install()?;
     let r = tournament::run::<G>(&t, &opts)?;
+    if let Some(sig) = crate::interrupt::interrupted() {
+        let done = r.played + r.resumed;
+        eprintln!(
+            "referee: interrupted by {} after {done} of {} games",
+            crate::interrupt::signal_name(sig),
+            r.slice_games
+        );
+        match &args.out {
+            Some(dir) => eprintln!(
+                "referee: the finished games are in {}; finish the tournament with:\n  referee tournament {} --out {} --resume{}",
+                dir.join(tournament::results::GAMES).display(),
+                args.file.display(),
+                dir.display(),
+                args.seed.map(|s| format!(" --seed {s}")).unwrap_or_default()
+            ),
+            None => eprintln!(
+                "referee: nothing was saved (no --out); run with --out DIR to be able to resume"
+            ),
+        }
+        return Ok(ExitCode::from(crate::interrupt::exit_code(sig)));
+    }
     let mut report = None;
     if let (Some(dir), false) = (&args.out, args.no_report) {
         let path = dir.join("report.html");

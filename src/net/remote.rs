@@ -61,6 +61,8 @@ pub(crate) trait Remote<G: Game>: Bot<G> {
     fn finish(&mut self, _score: &Score) {}
     /// Whether more rounds can be played on this connection.
     fn is_open(&self) -> bool;
+    /// Whether the client has sent anything at all on this connection.
+    fn has_spoken(&self) -> bool;
 }
 
 /// A forfeit for a client that went away (or must be dropped).
@@ -167,6 +169,10 @@ impl<G: Game> Bot<G> for V1Remote {
 impl<G: Game> Remote<G> for V1Remote {
     fn is_open(&self) -> bool {
         self.conn.open
+    }
+
+    fn has_spoken(&self) -> bool {
+        self.conn.reader.received() > 0
     }
 }
 
@@ -399,5 +405,9 @@ impl<G: Game> Remote<G> for TextRemote<G> {
 
     fn is_open(&self) -> bool {
         self.conn.open
+    }
+
+    fn has_spoken(&self) -> bool {
+        self.conn.reader.received() > 0
     }
 }

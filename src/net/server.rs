@@ -4,7 +4,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::marker::PhantomData;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -39,6 +40,9 @@ pub struct ServeConfig {
     pub idle_timeout: Duration,
     /// Clients served at once; more are refused with a line saying so.
     pub max_clients: usize,
+    /// Clients served at once from one IP address, so that idle clients
+    /// from one machine cannot take every slot.
+    pub max_per_address: usize,
     /// Longest accepted input line in bytes.
     pub max_line: usize,
     /// Where `games.jsonl` is written (nothing is written when `None`).
@@ -59,6 +63,7 @@ impl Default for ServeConfig {
             time: TimeControl::default(),
             idle_timeout: Duration::from_secs(300),
             max_clients: 256,
+            max_per_address: 16,
             max_line: 4096,
             out: None,
             options: GameOptions::default(),
@@ -119,6 +124,8 @@ struct Shared<G> {
     cfg: ServeConfig,
     journal: Option<Journal>,
     active: AtomicUsize,
+    /// Connections being served, by client address.
+    per_address: Mutex<HashMap<IpAddr, usize>>,
     next_conn: AtomicU64,
     next_game: AtomicU64,
     stop: AtomicBool,
@@ -168,13 +175,52 @@ impl Drop for ServerHandle {
     }
 }
 
-/// Decrements the active-client count when a connection thread ends, even by
-/// a panic in a bot.
-struct Slot<'a>(&'a AtomicUsize);
+/// A connection's place in the counts: released when its thread ends, even
+/// by a panic in a bot.
+struct Slot<'a> {
+    active: &'a AtomicUsize,
+    per_address: &'a Mutex<HashMap<IpAddr, usize>>,
+    ip: IpAddr,
+}
+
+impl<'a> Slot<'a> {
+    /// Takes a place for a client from `ip`, or says why there is none.
+    fn take<G>(sh: &'a Shared<G>, ip: IpAddr) -> Result<Slot<'a>, String> {
+        let cfg = &sh.cfg;
+        let mut per = sh.per_address.lock().unwrap_or_else(|p| p.into_inner());
+        let mine = per.entry(ip).or_insert(0);
+        if *mine >= cfg.max_per_address {
+            return Err(format!(
+                "error too many connections from {ip}: at most {} at once; try again later",
+                cfg.max_per_address
+            ));
+        }
+        if sh.active.fetch_add(1, Ordering::AcqRel) >= cfg.max_clients {
+            sh.active.fetch_sub(1, Ordering::AcqRel);
+            return Err(format!(
+                "error server full: at most {} clients at once; try again later",
+                cfg.max_clients
+            ));
+        }
+        *mine += 1;
+        Ok(Slot {
+            active: &sh.active,
+            per_address: &sh.per_address,
+            ip,
+        })
+    }
+}
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.active.fetch_sub(1, Ordering::AcqRel);
+        let mut per = self.per_address.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = per.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                per.remove(&self.ip);
+            }
+        }
     }
 }
 
@@ -190,6 +236,10 @@ impl<G: BuiltinBots> Server<G> {
         cfg.options.validate()?;
         anyhow::ensure!(cfg.rounds > 0, "--rounds must be at least 1");
         anyhow::ensure!(cfg.max_clients > 0, "--max-clients must be at least 1");
+        anyhow::ensure!(
+            cfg.max_per_address > 0,
+            "--max-per-address must be at least 1"
+        );
         let listener =
             TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
         let journal = match &cfg.out {
@@ -204,6 +254,7 @@ impl<G: BuiltinBots> Server<G> {
                 cfg,
                 journal,
                 active: AtomicUsize::new(0),
+                per_address: Mutex::new(HashMap::new()),
                 next_conn: AtomicU64::new(0),
                 next_game: AtomicU64::new(0),
                 stop: AtomicBool::new(false),
@@ -237,16 +288,13 @@ impl<G: BuiltinBots> Server<G> {
             let Ok(peer) = stream.peer_addr() else {
                 continue;
             };
-            let max = shared.cfg.max_clients;
-            if shared.active.fetch_add(1, Ordering::AcqRel) >= max {
-                shared.active.fetch_sub(1, Ordering::AcqRel);
-                refuse(
-                    stream,
-                    &format!("error server full: at most {max} clients at once; try again later"),
-                );
+            // Taken here and checked again on the thread: the count
+            // must be right before the next accept.
+            if let Err(why) = Slot::take(shared, peer.ip()) {
                 if !shared.cfg.quiet {
-                    eprintln!("referee: refused {peer}: {max} clients already connected");
+                    eprintln!("referee: refused {peer}: {}", why.trim_start_matches("error "));
                 }
+                refuse(stream, &why);
                 continue;
             }
             let conn_id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
@@ -254,12 +302,20 @@ impl<G: BuiltinBots> Server<G> {
             let spawned = std::thread::Builder::new()
                 .name(format!("client-{conn_id}"))
                 .spawn(move || {
-                    let _slot = Slot(&sh.active);
+                    let _slot = Slot {
+                        active: &sh.active,
+                        per_address: &sh.per_address,
+                        ip: peer.ip(),
+                    };
                     serve_client(&sh, stream, peer, conn_id);
                 });
             if let Err(e) = spawned {
-                // The closure (and its slot) never ran.
-                shared.active.fetch_sub(1, Ordering::AcqRel);
+                // The closure (and its slot) never ran: release the place.
+                drop(Slot {
+                    active: &shared.active,
+                    per_address: &shared.per_address,
+                    ip: peer.ip(),
+                });
                 eprintln!("referee: cannot start a thread for {peer}: {e}");
             }
         }
@@ -360,6 +416,15 @@ fn play_match<G: BuiltinBots, R: Remote<G>>(
             Seat::Two => [&mut *bot, &mut remote],
         };
         let mut rec = play_game(&setup, bots, names);
+        if crate::interrupt::interrupted().is_some() {
+            // The server is stopping and may have killed its own bot.
+            break;
+        }
+        if !remote.has_spoken() && !remote.is_open() {
+            // Connected and gone without a word (a port scan, a health
+            // check): not a player, so not a round.
+            break;
+        }
         rec.client = Some(client_name.clone());
         if let Some(j) = &sh.journal {
             j.append(&rec);

@@ -69,6 +69,10 @@ struct RawBot {
     kind: Option<Spanned<ExternalKind>>,
     #[serde(default)]
     limits: Option<Spanned<ResourceLimits>>,
+    #[serde(default)]
+    reuse: Option<Spanned<bool>>,
+    #[serde(default)]
+    inherit_env: Option<Spanned<bool>>,
 }
 
 /// How one bot entry names its bot, before it is resolved for a game.
@@ -85,6 +89,10 @@ struct BotEntry {
     name: Spanned<String>,
     source: BotSource,
     span: std::ops::Range<usize>,
+    /// `reuse` and `inherit_env` when the entry sets them (they override a
+    /// manifest's).
+    reuse: Option<bool>,
+    inherit_env: Option<bool>,
 }
 
 /// A tournament file checked for everything that does not depend on the
@@ -243,6 +251,19 @@ impl TournamentFile {
                     ));
                 }
             }
+            if b.builtin.is_some() {
+                let process_keys = [
+                    ("reuse", b.reuse.as_ref().map(|s| s.span().start)),
+                    ("inherit_env", b.inherit_env.as_ref().map(|s| s.span().start)),
+                ];
+                if let Some((k, Some(pos))) = process_keys.iter().find(|(_, p)| p.is_some()) {
+                    return Err(at(
+                        *pos,
+                        &format!("{key}.{k}"),
+                        "only an external bot (`command` or `manifest`) takes this key",
+                    ));
+                }
+            }
             let Some(name) = b.name.clone() else {
                 return Err(at(span.start, &key, "missing `name`"));
             };
@@ -293,7 +314,13 @@ impl TournamentFile {
             } else {
                 unreachable!("exactly one source was checked above")
             };
-            bots.push(BotEntry { name, source, span });
+            bots.push(BotEntry {
+                name,
+                source,
+                span,
+                reuse: b.reuse.as_ref().map(|s| *s.get_ref()),
+                inherit_env: b.inherit_env.as_ref().map(|s| *s.get_ref()),
+            });
         }
         if bots.len() < 2 {
             return Err(at(
@@ -438,6 +465,11 @@ impl TournamentFile {
                         .map_err(|e| at(b.span.start, &format!("{key}.command"), &e.0))?
                 }
             };
+            let mut spec = spec;
+            if let BotSpec::External(e) = &mut spec {
+                e.reuse = b.reuse.unwrap_or(e.reuse);
+                e.inherit_env = b.inherit_env.unwrap_or(e.inherit_env);
+            }
             entrants.push(Entrant {
                 name: b.name.get_ref().clone(),
                 spec,

@@ -24,7 +24,7 @@ pub use config::{Tournament, TournamentFile};
 pub use report::Summary;
 
 /// How to run a tournament (everything that is not in its file).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RunOptions {
     /// Games played at once.
     pub jobs: usize,
@@ -36,6 +36,21 @@ pub struct RunOptions {
     pub shard: Option<(u64, u64)>,
     /// Show progress on stderr.
     pub progress: bool,
+    /// Pin each worker and its bots to one CPU.
+    pub affinity: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            jobs: 1,
+            out: None,
+            resume: false,
+            shard: None,
+            progress: false,
+            affinity: true,
+        }
+    }
 }
 
 /// What a run did.
@@ -49,6 +64,9 @@ pub struct RunReport {
     pub resumed: u64,
     /// Wall time of the games played.
     pub elapsed: Duration,
+    /// Games in the run's slice of the schedule (the whole schedule
+    /// without `--shard`).
+    pub slice_games: u64,
 }
 
 /// Checks that a stored game belongs to this schedule at its id.
@@ -204,9 +222,11 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
     let write_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let started = Instant::now();
     let mut played = 0u64;
+    let mut cfg = t.run_config();
+    cfg.affinity = opts.affinity;
     run_games_with::<G, _>(
         &t.entrants,
-        &t.run_config(),
+        &cfg,
         &pending,
         opts.jobs,
         |rec| {
@@ -248,7 +268,9 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
         distinct: distinct.count(),
         names: t.file.names.clone(),
     };
-    if let Some(dir) = &opts.out {
+    // An interrupted run's standings would look final; the games on disk
+    // are what is kept, and `--resume` writes the standings when done.
+    if let (Some(dir), None) = (&opts.out, crate::interrupt::interrupted()) {
         write_standings(dir, &summary)?;
     }
     Ok(RunReport {
@@ -256,6 +278,7 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
         played,
         resumed: existing.len() as u64,
         elapsed,
+        slice_games: ids.end - ids.start,
     })
 }
 
