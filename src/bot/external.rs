@@ -54,6 +54,7 @@ pub struct ProcessPool(Arc<Mutex<PoolInner>>);
 struct PoolInner {
     idle: VecDeque<(u64, BotProcess)>,
     cap: usize,
+    reused: u64,
 }
 
 impl ProcessPool {
@@ -62,6 +63,7 @@ impl ProcessPool {
         ProcessPool(Arc::new(Mutex::new(PoolInner {
             idle: VecDeque::new(),
             cap: cap.max(1),
+            reused: 0,
         })))
     }
 
@@ -69,11 +71,26 @@ impl ProcessPool {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A kept process of the bot `key`, if one waits.
+    /// A kept process of the bot `key` that is still running, if one
+    /// waits. Output it wrote after `end` is dropped (docs/protocol.md).
     fn take(&self, key: u64) -> Option<BotProcess> {
-        let mut inner = self.lock();
-        let i = inner.idle.iter().position(|(k, _)| *k == key)?;
-        inner.idle.remove(i).map(|(_, p)| p)
+        loop {
+            let mut p = {
+                let mut inner = self.lock();
+                let i = inner.idle.iter().position(|(k, _)| *k == key)?;
+                inner.idle.remove(i).map(|(_, p)| p)?
+            };
+            p.take_stray();
+            if p.is_alive() {
+                self.lock().reused += 1;
+                return Some(p);
+            }
+        }
+    }
+
+    /// How many games were played by a kept process so far.
+    pub fn reused(&self) -> u64 {
+        self.lock().reused
     }
 
     /// Keeps `p` for the bot `key`'s next game.
@@ -212,16 +229,10 @@ impl<G: Game> ExternalBot<G> {
 
     /// A process for this game: a kept one that is still alive, or a new one.
     fn acquire(&mut self) -> Result<(), Forfeit> {
-        if let Some((pool, key)) = &self.keep {
-            while let Some(mut p) = pool.take(*key) {
-                // Output after `end` is ignored (docs/protocol.md).
-                p.take_stray();
-                if p.is_alive() {
-                    self.process = Some(p);
-                    self.reused = true;
-                    return Ok(());
-                }
-            }
+        if let Some(p) = self.keep.as_ref().and_then(|(pool, key)| pool.take(*key)) {
+            self.process = Some(p);
+            self.reused = true;
+            return Ok(());
         }
         self.reused = false;
         match BotProcess::spawn(&self.spec, self.seed) {
@@ -467,9 +478,7 @@ mod tests {
         let mut bot = sh_bot("printf '4\\n5\\n'");
         bot.select_move(&TicTacToe::new()).unwrap();
         let end: TicTacToe = "XXXOO....".parse().unwrap();
-        let f = bot
-            .confirm_end(&end, Outcome::Win(Seat::One))
-            .unwrap_err();
+        let f = bot.confirm_end(&end, Outcome::Win(Seat::One)).unwrap_err();
         assert_eq!(f.reason, ForfeitReason::Malformed, "{f:?}");
     }
 
@@ -503,7 +512,8 @@ mod tests {
         let pool = ProcessPool::new(4);
         let mut pids = Vec::new();
         for seed in [11u64, 12] {
-            let mut bot = ExternalBot::<TicTacToe>::new(spec.clone(), time(), seed).keeping(&pool, 0);
+            let mut bot =
+                ExternalBot::<TicTacToe>::new(spec.clone(), time(), seed).keeping(&pool, 0);
             bot.begin(Seat::One, &time()).unwrap();
             pids.push(bot.process.as_ref().map(BotProcess::pid));
             bot.select_move(&TicTacToe::new()).unwrap();
@@ -521,7 +531,8 @@ mod tests {
         spec.reuse = true;
         let pool = ProcessPool::new(4);
         for seed in 0..3 {
-            let mut bot = ExternalBot::<TicTacToe>::new(spec.clone(), time(), seed).keeping(&pool, 0);
+            let mut bot =
+                ExternalBot::<TicTacToe>::new(spec.clone(), time(), seed).keeping(&pool, 0);
             bot.begin(Seat::One, &time()).unwrap();
             let mv = bot.select_move(&TicTacToe::new());
             assert!(mv.is_ok(), "game {seed}: {mv:?}");

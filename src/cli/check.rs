@@ -12,7 +12,7 @@ use clap::Args;
 
 use super::match_cmd::format_us;
 use super::{GameArgs, TimeArgs};
-use crate::bot::external::ExternalBot;
+use crate::bot::external::{ExternalBot, ProcessPool};
 use crate::bot::{Bot, BotResult, BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{Game, GameKind, Seat};
 use crate::record::Forfeit;
@@ -28,6 +28,8 @@ pub struct CheckArgs {
     bot: String,
     #[command(flatten)]
     time: TimeArgs,
+    #[command(flatten)]
+    process: super::ProcessArgs,
 }
 
 /// One test position: a label and the moves that lead to it from the start.
@@ -178,13 +180,19 @@ pub fn run_checks<G: BuiltinBots>(
         }
         by_seat[pos.to_move().index()].push((*p, pos));
     }
+    // A bot that declares `reuse` plays everything below in one process
+    // when it keeps to the contract: player 2's turns come after player 1's
+    // `end`, in a new `begin`, from unrelated games.
+    let pool = ProcessPool::new(1);
+    let mut seed = 0u64;
     for seat in Seat::BOTH {
         let mut bot: Option<ExternalBot<G>> = None;
         for (p, pos) in &by_seat[seat.index()] {
             let b = match bot.as_mut() {
                 Some(b) => b,
                 None => {
-                    let mut b = ExternalBot::<G>::new(spec.clone(), *time, 0);
+                    seed += 1;
+                    let mut b = ExternalBot::<G>::new(spec.clone(), *time, seed).keeping(&pool, 0);
                     if let Err(f) = b.begin(seat, time) {
                         report.add(format!("player {seat}: start"), false, forfeit_text(&f));
                         continue;
@@ -215,6 +223,11 @@ pub fn run_checks<G: BuiltinBots>(
         }
         if let Some(mut b) = bot {
             b.end(BotResult::Draw);
+            if spec.reuse {
+                // The process stays for the next game; its exit is checked
+                // when the pool closes its stdin below.
+                continue;
+            }
             let ok = b.exited_cleanly() == Some(true);
             let status = b.exit_status().unwrap_or("no exit status").to_string();
             let detail = if ok {
@@ -226,7 +239,9 @@ pub fn run_checks<G: BuiltinBots>(
         }
     }
     for seat in Seat::BOTH {
-        let mut me: Box<dyn Bot<G>> = Box::new(ExternalBot::<G>::new(spec.clone(), *time, 0));
+        seed += 1;
+        let me = ExternalBot::<G>::new(spec.clone(), *time, seed).keeping(&pool, 0);
+        let mut me: Box<dyn Bot<G>> = Box::new(me);
         let mut random = BuiltinSpec::parse("random").make::<G>(seat.number() as u64)?;
         let mut setup = GameSetup::new(seat.index() as u64, 0, G::start(opts));
         setup.time = *time;
@@ -259,6 +274,21 @@ pub fn run_checks<G: BuiltinBots>(
             }
         }
     }
+    if spec.reuse {
+        // Player 2's positions and the two full games could each have been
+        // played by the process kept from before.
+        let want = 3;
+        let got = pool.reused();
+        let detail = if got >= want {
+            format!("one process played all {} parts", want + 1)
+        } else {
+            format!(
+                "only {got} of {want} later parts found the process still running: it declares \
+                 `reuse` but exits after `end` (keep reading stdin after `end`, or drop `reuse`)"
+            )
+        };
+        report.add("reuse: plays on after end".into(), got >= want, detail);
+    }
     Ok(report)
 }
 
@@ -285,7 +315,9 @@ fn stats(label: &str, v: &[u64]) -> String {
 }
 
 fn check<G: BuiltinBots>(args: &CheckArgs) -> anyhow::Result<ExitCode> {
-    let spec = match BotSpec::resolve::<G>(&args.bot)? {
+    let mut spec = BotSpec::resolve::<G>(&args.bot)?;
+    args.process.apply(&mut spec);
+    let spec = match spec {
         BotSpec::External(e) => e,
         BotSpec::Builtin(b) => bail!("'{b}' is a built-in bot; check tests external bots"),
     };

@@ -108,7 +108,10 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         "referee: interrupted by {}: the server stopped{}",
         crate::interrupt::signal_name(sig),
         match &args.out {
-            Some(dir) => format!("; finished rounds are in {}", dir.join("games.jsonl").display()),
+            Some(dir) => format!(
+                "; finished rounds are in {}",
+                dir.join("games.jsonl").display()
+            ),
             None => String::new(),
         }
     );

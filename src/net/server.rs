@@ -1,10 +1,10 @@
 //! The server: an accept loop, one thread per client (bounded by
 //! `max_clients`), and one match loop shared by both protocols.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::marker::PhantomData;
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -177,15 +177,14 @@ impl Drop for ServerHandle {
 
 /// A connection's place in the counts: released when its thread ends, even
 /// by a panic in a bot.
-struct Slot<'a> {
-    active: &'a AtomicUsize,
-    per_address: &'a Mutex<HashMap<IpAddr, usize>>,
+struct Slot<G> {
+    sh: Arc<Shared<G>>,
     ip: IpAddr,
 }
 
-impl<'a> Slot<'a> {
+impl<G> Slot<G> {
     /// Takes a place for a client from `ip`, or says why there is none.
-    fn take<G>(sh: &'a Shared<G>, ip: IpAddr) -> Result<Slot<'a>, String> {
+    fn take(sh: &Arc<Shared<G>>, ip: IpAddr) -> Result<Slot<G>, String> {
         let cfg = &sh.cfg;
         let mut per = sh.per_address.lock().unwrap_or_else(|p| p.into_inner());
         let mine = per.entry(ip).or_insert(0);
@@ -204,17 +203,20 @@ impl<'a> Slot<'a> {
         }
         *mine += 1;
         Ok(Slot {
-            active: &sh.active,
-            per_address: &sh.per_address,
+            sh: Arc::clone(sh),
             ip,
         })
     }
 }
 
-impl Drop for Slot<'_> {
+impl<G> Drop for Slot<G> {
     fn drop(&mut self) {
-        self.active.fetch_sub(1, Ordering::AcqRel);
-        let mut per = self.per_address.lock().unwrap_or_else(|p| p.into_inner());
+        self.sh.active.fetch_sub(1, Ordering::AcqRel);
+        let mut per = self
+            .sh
+            .per_address
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if let Some(n) = per.get_mut(&self.ip) {
             *n -= 1;
             if *n == 0 {
@@ -288,34 +290,29 @@ impl<G: BuiltinBots> Server<G> {
             let Ok(peer) = stream.peer_addr() else {
                 continue;
             };
-            // Taken here and checked again on the thread: the count
-            // must be right before the next accept.
-            if let Err(why) = Slot::take(shared, peer.ip()) {
-                if !shared.cfg.quiet {
-                    eprintln!("referee: refused {peer}: {}", why.trim_start_matches("error "));
+            // Taken here, before the next accept, and released when the
+            // connection's thread ends (or could not start).
+            let slot = match Slot::take(shared, peer.ip()) {
+                Ok(slot) => slot,
+                Err(why) => {
+                    if !shared.cfg.quiet {
+                        eprintln!(
+                            "referee: refused {peer}: {}",
+                            why.trim_start_matches("error ")
+                        );
+                    }
+                    refuse(stream, &why);
+                    continue;
                 }
-                refuse(stream, &why);
-                continue;
-            }
+            };
             let conn_id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
-            let sh = Arc::clone(shared);
             let spawned = std::thread::Builder::new()
                 .name(format!("client-{conn_id}"))
                 .spawn(move || {
-                    let _slot = Slot {
-                        active: &sh.active,
-                        per_address: &sh.per_address,
-                        ip: peer.ip(),
-                    };
-                    serve_client(&sh, stream, peer, conn_id);
+                    serve_client(&slot.sh, stream, peer, conn_id);
+                    drop(slot);
                 });
             if let Err(e) = spawned {
-                // The closure (and its slot) never ran: release the place.
-                drop(Slot {
-                    active: &shared.active,
-                    per_address: &shared.per_address,
-                    ip: peer.ip(),
-                });
                 eprintln!("referee: cannot start a thread for {peer}: {e}");
             }
         }
@@ -420,7 +417,10 @@ fn play_match<G: BuiltinBots, R: Remote<G>>(
             // The server is stopping and may have killed its own bot.
             break;
         }
-        if !remote.has_spoken() && !remote.is_open() {
+        let client_left = rec.forfeit.as_ref().is_some_and(|f| {
+            f.seat == seat.number() && f.reason == crate::record::ForfeitReason::Crash
+        });
+        if client_left && !remote.has_spoken() {
             // Connected and gone without a word (a port scan, a health
             // check): not a player, so not a round.
             break;

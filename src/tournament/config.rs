@@ -254,7 +254,10 @@ impl TournamentFile {
             if b.builtin.is_some() {
                 let process_keys = [
                     ("reuse", b.reuse.as_ref().map(|s| s.span().start)),
-                    ("inherit_env", b.inherit_env.as_ref().map(|s| s.span().start)),
+                    (
+                        "inherit_env",
+                        b.inherit_env.as_ref().map(|s| s.span().start),
+                    ),
                 ];
                 if let Some((k, Some(pos))) = process_keys.iter().find(|(_, p)| p.is_some()) {
                     return Err(at(

@@ -9,4 +9,5 @@ mod grade;
 mod net;
 mod play_notakto;
 mod report;
+mod reuse;
 mod tournament;

@@ -372,6 +372,8 @@ fn two_hundred_clients_play_twenty_rounds_each() {
             "20",
             "--max-clients",
             "200",
+            "--max-per-address",
+            "200",
         ],
     );
     // Every connection is open before any plays: 200 matches at once.
@@ -559,4 +561,94 @@ fn external_bots_on_both_ends() {
     assert!(recs.iter().all(|r| r
         .players
         .contains(&"python3 bots/python/random_bot.py".to_string())));
+}
+
+#[test]
+fn connections_that_never_speak_are_not_rounds() {
+    for protocol in ["v1", "text"] {
+        let server = Server::start(
+            &format!("silent-{protocol}"),
+            &[
+                "tictactoe",
+                "--bot",
+                "random",
+                "--protocol",
+                protocol,
+                "--rounds",
+                "2",
+                "--max-per-address",
+                "1000",
+            ],
+        );
+        // Connect and close at once, as a port scan or a health check does.
+        for _ in 0..100 {
+            drop(server.connect());
+        }
+        if protocol == "v1" {
+            let report = play_stream(server.connect(), &ConnectConfig::new("optimal"))
+                .expect("a real client plays");
+            assert_eq!(report.score.rounds(), 2);
+        } else {
+            let mut c = Client::new(server.connect());
+            c.until(&["): "]);
+            c.send("quit\n");
+            assert!(c.rest().contains("Goodbye"));
+        }
+        // Only the real client's rounds are recorded.
+        let want = if protocol == "v1" { 2 } else { 1 };
+        std::thread::sleep(Duration::from_millis(300));
+        let recs = server.wait_records(want, |_| true);
+        assert_eq!(recs.len(), want, "{protocol}: {recs:?}");
+    }
+}
+
+#[test]
+fn one_address_cannot_take_every_slot() {
+    let mut server = Server::start(
+        "peraddr",
+        &[
+            "tictactoe",
+            "--bot",
+            "random",
+            "--protocol",
+            "v1",
+            "--time-ms",
+            "20000",
+            "--max-per-address",
+            "2",
+        ],
+    );
+    // Two idle clients hold their slots...
+    let mut idle: Vec<Client> = (0..2).map(|_| Client::new(server.connect())).collect();
+    for c in &mut idle {
+        assert!(c.line().starts_with("begin "));
+    }
+    // ...and a third from the same address is refused with a line saying why.
+    let mut extra = Client::new(server.connect());
+    let refusal = extra.line();
+    assert!(
+        refusal.starts_with("error too many connections from 127.0.0.1"),
+        "{refusal}"
+    );
+    drop(idle);
+    server.assert_alive();
+}
+
+#[test]
+fn connect_gives_up_on_a_server_that_never_speaks() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let t = Instant::now();
+    let res = referee()
+        .args(["connect", &addr, "--bot", "random", "--timeout-s", "1"])
+        .output()
+        .unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10));
+    assert_eq!(res.status.code(), Some(2));
+    assert!(
+        stderr(&res).contains("sent nothing for 1 s"),
+        "{}",
+        stderr(&res)
+    );
+    drop(listener);
 }
