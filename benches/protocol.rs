@@ -1,23 +1,27 @@
 //! External bot overhead: the per-move round trip through the referee's
-//! supervision with a compiled bot that answers at once, next to the raw pipe
-//! round trip of a tiny echo pair measured in the same run; and whole
-//! tictactoe games per second between two compiled bots, process start
-//! included.
+//! supervision with a compiled bot that answers at once, pinned to one CPU
+//! (the default for tournament workers) and not, next to the raw pipe round
+//! trip of a tiny echo pair measured in the same run; whole tictactoe games
+//! per second between two compiled bots, a fresh process per game and kept
+//! processes (`reuse`); and the same for the bundled Python bots.
 //!
 //! Run: `cargo bench --bench protocol` (needs `cc`; builds bots/c/random_bot.c
-//! into target/). Figures go to docs/performance.md.
+//! into target/); `PROTOCOL_ONLY=c` or `PROTOCOL_ONLY=python` runs one part
+//! of the whole-game figures. Figures go to docs/performance.md.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use referee::bot::affinity;
 use referee::bot::external::ExternalBot;
 use referee::bot::spec::{ExternalSpec, ResourceLimits};
-use referee::bot::{Bot, BotResult, TimeControl};
-use referee::game::{Seat, TicTacToe};
+use referee::bot::{Bot, BotResult, BotSpec, TimeControl};
+use referee::game::{GameOptions, Seat, TicTacToe};
 use referee::record::Termination;
-use referee::referee::{play_game, GameSetup};
+use referee::runner::{run_games, Entrant, Pairing, RunConfig};
+use referee::seed;
 
 const ROUND_TRIPS: usize = 20_000;
 
@@ -81,50 +85,89 @@ fn raw_echo() -> Vec<u64> {
 
 /// The referee's round trip: `select_move` on an external bot (format the
 /// turn line, write, poll, read, parse, legality check), as a game sees it.
-fn supervised(bot_exe: &str) -> Vec<u64> {
-    let spec = ExternalSpec::from_command_line(bot_exe).expect("spec");
-    let time = TimeControl::default();
-    let mut bot = ExternalBot::<TicTacToe>::new(spec, time, 0);
-    bot.begin(Seat::Two, &time).expect("start the C bot");
-    let pos: TicTacToe = "X...O...X".parse().expect("position");
-    let mut times = Vec::with_capacity(ROUND_TRIPS);
-    for i in 0..ROUND_TRIPS + 1000 {
-        let t = Instant::now();
-        bot.select_move(&pos).expect("the C bot replies");
-        if i >= 1000 {
-            times.push(t.elapsed().as_nanos() as u64);
-        }
-    }
-    bot.end(BotResult::Draw);
-    times
+/// With `pinned`, this thread (and so the bot it starts) runs on one CPU,
+/// as a tournament worker does by default.
+fn supervised(bot_exe: &str, pinned: bool) -> Vec<u64> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            if pinned {
+                let cpus = affinity::plan(1);
+                assert!(!cpus.is_empty(), "CPU affinity is not available here");
+                affinity::pin_current_thread(cpus[0]);
+            }
+            let spec = ExternalSpec::from_command_line(bot_exe).expect("spec");
+            let time = TimeControl::default();
+            let mut bot = ExternalBot::<TicTacToe>::new(spec, time, 0);
+            bot.begin(Seat::Two, &time).expect("start the C bot");
+            let pos: TicTacToe = "X...O...X".parse().expect("position");
+            let mut times = Vec::with_capacity(ROUND_TRIPS);
+            for i in 0..ROUND_TRIPS + 1000 {
+                let t = Instant::now();
+                bot.select_move(&pos).expect("the C bot replies");
+                if i >= 1000 {
+                    times.push(t.elapsed().as_nanos() as u64);
+                }
+            }
+            bot.end(BotResult::Draw);
+            times
+        })
+        .join()
+        .expect("bench thread")
+    })
 }
 
-/// Whole games between two fresh C bot processes on `threads` threads;
-/// returns games per second in total and the number of games.
-fn games_per_second(spec: &ExternalSpec, threads: usize, seconds: f64) -> (f64, usize) {
-    let time = TimeControl::default();
-    let start = Instant::now();
-    let total: usize = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut games = 0usize;
-                    while start.elapsed() < Duration::from_secs_f64(seconds) {
-                        let mut a = ExternalBot::<TicTacToe>::new(spec.clone(), time, 0);
-                        let mut b = ExternalBot::<TicTacToe>::new(spec.clone(), time, 0);
-                        let mut setup = GameSetup::new(games as u64, 0, TicTacToe::new());
-                        setup.time = time;
-                        let r = play_game(&setup, [&mut a, &mut b], ["a".into(), "b".into()]);
-                        assert_eq!(r.termination, Termination::Normal, "{r:?}");
-                        games += 1;
-                    }
-                    games
-                })
+/// Whole tictactoe games between two external bots, as `referee match`
+/// plays them (the runner, its workers and their kept processes), for
+/// about `seconds` or at most `max_games`; returns games per second and
+/// the number of games.
+fn games_per_second(
+    specs: [&ExternalSpec; 2],
+    jobs: usize,
+    affinity: bool,
+    seconds: f64,
+    max_games: u64,
+) -> (f64, u64) {
+    let entrants: Vec<Entrant> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Entrant {
+            name: format!("bot{i}"),
+            spec: BotSpec::External((*s).clone()),
+        })
+        .collect();
+    let cfg = RunConfig {
+        options: GameOptions::default(),
+        time: TimeControl::default(),
+        random_plies: 0,
+        affinity,
+    };
+    // Calibrate: a short run tells how many games fill the time.
+    let run = |n: u64| {
+        let pairings: Vec<Pairing> = (0..n)
+            .map(|i| Pairing {
+                id: i,
+                players: if i % 2 == 0 { [0, 1] } else { [1, 0] },
+                seed: seed::derive(1, &[i]),
+                opening_seed: 0,
             })
             .collect();
-        workers.into_iter().map(|w| w.join().expect("worker")).sum()
-    });
-    (total as f64 / start.elapsed().as_secs_f64(), total)
+        let t = Instant::now();
+        let recs = run_games::<TicTacToe>(&entrants, &cfg, &pairings, jobs, |_| {});
+        let secs = t.elapsed().as_secs_f64();
+        for r in &recs {
+            assert_eq!(r.termination, Termination::Normal, "{r:?}");
+        }
+        (n as f64 / secs, n)
+    };
+    // Calibrate on a run long enough that starting the processes (kept
+    // ones start once) does not dominate it.
+    let (mut rate, mut n) = run(8.min(max_games));
+    while n < max_games && (n as f64) < rate * 0.5 {
+        n = (n * 8).min(max_games);
+        rate = run(n).0;
+    }
+    let n = ((rate * seconds) as u64).clamp(8, max_games);
+    run(n)
 }
 
 fn main() {
@@ -133,6 +176,7 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let exe = build_c_bot();
     let exe = exe.to_str().expect("utf-8 path").to_string();
     println!(
@@ -140,31 +184,91 @@ fn main() {
         ROUND_TRIPS
     );
     let (raw_med, raw_p99) = summary("raw pipe round trip (cat echo)", raw_echo());
-    let (med, p99) = summary("referee select_move with the C bot", supervised(&exe));
-    println!(
-        "ratio of medians: {:.2}x (target <= 2x); p99 {:.1} µs (target <= 100 µs); raw p99 {:.1} µs",
-        med as f64 / raw_med as f64,
-        p99 as f64 / 1000.0,
-        raw_p99 as f64 / 1000.0
-    );
-    let spec = ExternalSpec::from_command_line(&exe).expect("spec");
-    let mut unlimited = spec.clone();
-    unlimited.limits = ResourceLimits {
+    for (label, pinned) in [
+        ("referee select_move, C bot, pinned (default)", true),
+        ("referee select_move, C bot, not pinned", false),
+    ] {
+        let (med, p99) = summary(label, supervised(&exe, pinned));
+        println!(
+            "  ratio of medians {:.2}x (target <= 2x); p99 {:.1} µs (target <= 100 µs); raw p99 {:.1} µs",
+            med as f64 / raw_med as f64,
+            p99 as f64 / 1000.0,
+            raw_p99 as f64 / 1000.0
+        );
+    }
+    let c = ExternalSpec::from_command_line(&exe).expect("spec");
+    let mut c_unlimited = c.clone();
+    c_unlimited.limits = ResourceLimits {
         memory_mb: Some(0),
         cpu_seconds: Some(0),
         processes: Some(0),
     };
+    let mut c_reuse = c.clone();
+    c_reuse.reuse = true;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for (label, spec, threads) in [
-        ("default rlimits (posix_spawn, then prlimit)", &spec, 1),
-        ("no rlimits (posix_spawn only)", &unlimited, 1),
-        ("default rlimits", &spec, cores),
-    ] {
-        let (gps, n) = games_per_second(spec, threads, 4.0);
-        println!(
-            "whole tictactoe games, two C bots, {label}, {threads} thread(s): \
-             {gps:.0} games/s = {:.0} per core ({n} games; target >= 500 per core)",
-            gps / threads as f64
+    let only = std::env::var("PROTOCOL_ONLY").unwrap_or_default();
+    if only.is_empty() || only == "c" {
+        for (label, spec, jobs, affinity) in [
+            (
+                "fresh process per game, default rlimits, pinned",
+                &c,
+                1,
+                true,
+            ),
+            (
+                "fresh process per game, default rlimits, not pinned",
+                &c,
+                1,
+                false,
+            ),
+            (
+                "fresh process per game, no rlimits, pinned",
+                &c_unlimited,
+                1,
+                true,
+            ),
+            (
+                "fresh process per game, default rlimits, pinned",
+                &c,
+                cores,
+                true,
+            ),
+            ("kept processes (reuse), pinned", &c_reuse, 1, true),
+            ("kept processes (reuse), not pinned", &c_reuse, 1, false),
+        ] {
+            let (gps, n) = games_per_second([spec, spec], jobs, affinity, 4.0, 1_000_000);
+            println!(
+                "whole tictactoe games, two C bots, {label}, {jobs} job(s): \
+                 {gps:.0} games/s = {:.0} per core ({n} games)",
+                gps / jobs as f64
+            );
+        }
+    }
+    if only.is_empty() || only == "python" {
+        let manifest = |name: &str| {
+            let path = root.join("bots").join(name);
+            match BotSpec::resolve::<TicTacToe>(&path.to_string_lossy()) {
+                Ok(BotSpec::External(e)) => e,
+                other => panic!("{name}: {other:?}"),
+            }
+        };
+        let (mut random, mut heuristic) = (
+            manifest("python-random.toml"),
+            manifest("python-heuristic.toml"),
         );
+        for reuse in [false, true] {
+            random.reuse = reuse;
+            heuristic.reuse = reuse;
+            let (gps, n) = games_per_second([&random, &heuristic], 1, true, 6.0, 100_000);
+            println!(
+                "whole tictactoe games, the bundled Python random and heuristic bots, {}, 1 job: \
+                 {gps:.1} games/s ({n} games; target with reuse >= 500)",
+                if reuse {
+                    "kept processes (reuse)"
+                } else {
+                    "fresh process per game"
+                }
+            );
+        }
     }
 }
