@@ -13,6 +13,7 @@ pub mod console;
 pub mod game;
 pub mod grade;
 pub mod interrupt;
+pub mod journal;
 pub mod net;
 pub mod protocol;
 pub mod record;

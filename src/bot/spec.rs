@@ -66,6 +66,8 @@ pub struct ExternalSpec {
     pub reuse: bool,
     /// Start with referee's whole environment instead of the clean one.
     pub inherit_env: bool,
+    /// The manifest file it was read from, if any.
+    pub manifest: Option<PathBuf>,
 }
 
 /// A bot's `command`: one string split like a shell does, or an array.
@@ -178,6 +180,7 @@ impl BotManifest {
             limits: self.limits,
             reuse: self.reuse,
             inherit_env: self.inherit_env,
+            manifest: None,
         })
     }
 }
@@ -213,6 +216,7 @@ impl ExternalSpec {
             limits: ResourceLimits::default(),
             reuse: false,
             inherit_env: false,
+            manifest: None,
         })
     }
 
@@ -311,7 +315,9 @@ impl BotSpec {
                 Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                 _ => PathBuf::from("."),
             };
-            manifest.into_spec(&base)?
+            let mut spec = manifest.into_spec(&base)?;
+            spec.manifest = Some(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()));
+            spec
         } else {
             let spec = ExternalSpec::from_command_line(trimmed)?;
             if let Err(e) = spec.check_startable() {

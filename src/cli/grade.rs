@@ -1,7 +1,6 @@
 //! `referee grade` and `referee grade-all`: students' AIs against the
 //! optimal player.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -131,17 +130,12 @@ fn jobs(opts: &GradeOptions) -> usize {
 
 fn write_records(out: Option<&Path>, records: &[GameRecord]) -> anyhow::Result<()> {
     let Some(dir) = out else { return Ok(()) };
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let path = dir.join("games.jsonl");
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
+    let (folder, games) = crate::journal::RunFolder::open(dir)?;
+    if let Some(t) = &games.torn {
+        eprintln!("referee: {t}; it was cut off");
+    }
     for r in records {
-        let mut line = serde_json::to_string(r)?;
-        line.push('\n');
-        f.write_all(line.as_bytes())?;
+        folder.append(r)?;
     }
     Ok(())
 }

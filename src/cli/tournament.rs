@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Args;
 
 use crate::bot::BuiltinBots;
@@ -101,7 +100,7 @@ fn run_game<G: BuiltinBots>(
         match &args.out {
             Some(dir) => eprintln!(
                 "referee: the finished games are in {}; finish the tournament with:\n  referee tournament {} --out {} --resume{}",
-                dir.join(tournament::results::GAMES).display(),
+                crate::journal::games_path(dir).display(),
                 args.file.display(),
                 dir.display(),
                 args.seed.map(|s| format!(" --seed {s}")).unwrap_or_default()
@@ -155,28 +154,18 @@ fn run_game<G: BuiltinBots>(
 pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let (config, records, summary) = tournament::merge(&args.dirs)?;
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let games = dir.join(tournament::results::GAMES);
-        if std::fs::metadata(&games)
-            .map(|m| m.len() > 0)
-            .unwrap_or(false)
-        {
+        let (folder, games) = crate::journal::RunFolder::open(dir)?;
+        if !games.records.is_empty() {
             anyhow::bail!(
                 "{} already holds games; choose another --out",
-                games.display()
+                crate::journal::games_path(dir).display()
             );
         }
-        let mut text = Vec::new();
         for r in &records {
-            serde_json::to_writer(&mut text, r)?;
-            text.push(b'\n');
+            folder.append(r)?;
         }
-        std::fs::write(&games, text).with_context(|| format!("writing {}", games.display()))?;
-        std::fs::write(
-            dir.join(tournament::results::CONFIG),
-            toml::to_string(&config)?,
-        )?;
-        tournament::write_standings(dir, &summary)?;
+        folder.write_file(crate::journal::CONFIG, toml::to_string(&config)?.as_bytes())?;
+        tournament::write_standings(&folder, &summary)?;
         crate::report::write_report(dir, &dir.join("report.html"))?;
     }
     if args.json {

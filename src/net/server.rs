@@ -2,7 +2,6 @@
 //! `max_clients`), and one match loop shared by both protocols.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::marker::PhantomData;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
@@ -18,6 +17,7 @@ use super::remote::{Conn, Remote, TextRemote, V1Remote};
 use super::{format_points, Protocol, Score};
 use crate::bot::{Bot, BotResult, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{GameOptions, Seat};
+use crate::journal::RunFolder;
 use crate::record::GameRecord;
 use crate::referee::{play_game, GameSetup};
 use crate::seed;
@@ -73,46 +73,29 @@ impl Default for ServeConfig {
     }
 }
 
-/// `games.jsonl`: one whole record per write, flushed at once, so a reader
-/// (or a crash) never sees half a line.
+/// The run folder of `--out`, and whether a failed write was reported
+/// already (said once: a full disk would otherwise flood the log).
 struct Journal {
-    path: PathBuf,
-    file: Mutex<File>,
+    folder: RunFolder,
     failed: AtomicBool,
 }
 
 impl Journal {
     fn open(dir: &std::path::Path) -> anyhow::Result<Journal> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create output folder {}", dir.display()))?;
-        let path = dir.join("games.jsonl");
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+        let (folder, games) = RunFolder::open(dir)?;
+        if let Some(t) = &games.torn {
+            eprintln!("referee: {t}; it was cut off");
+        }
         Ok(Journal {
-            path,
-            file: Mutex::new(file),
+            folder,
             failed: AtomicBool::new(false),
         })
     }
 
     fn append(&self, rec: &GameRecord) {
-        let result = serde_json::to_string(rec)
-            .map_err(std::io::Error::other)
-            .and_then(|mut line| {
-                line.push('\n');
-                // A poisoned lock only means another writer panicked; the
-                // file itself is still fine to append to.
-                let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
-                f.write_all(line.as_bytes())?;
-                f.flush()
-            });
-        if let Err(e) = result {
-            // Said once: a full disk would otherwise flood the log.
+        if let Err(e) = self.folder.append(rec) {
             if !self.failed.swap(true, Ordering::Relaxed) {
-                eprintln!("referee: cannot write {}: {e}", self.path.display());
+                eprintln!("referee: {e:#}");
             }
         }
     }

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use anyhow::Context;
@@ -286,34 +285,14 @@ fn html_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Reads `games.jsonl`: one record per line; blank lines skipped; unknown
-/// fields ignored; a torn last line (a run still writing, or killed) is
-/// skipped, but a bad line before the end is an error naming it.
-pub fn read_records(path: &Path) -> anyhow::Result<Vec<GameRecord>> {
-    let file = fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let lines: Vec<String> = BufReader::new(file)
-        .lines()
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let last = lines.iter().rposition(|l| !l.trim().is_empty());
-    let mut out = Vec::with_capacity(lines.len());
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<GameRecord>(line) {
-            Ok(r) => out.push(r),
-            Err(_) if Some(i) == last => {}
-            Err(e) => anyhow::bail!("{}:{}: bad game record: {e}", path.display(), i + 1),
-        }
-    }
-    Ok(out)
-}
-
 /// Reads `dir/games.jsonl` and writes the page to `out`.
 /// Returns the number of games in the report.
 pub fn write_report(dir: &Path, out: &Path) -> anyhow::Result<usize> {
-    let records = read_records(&dir.join("games.jsonl"))?;
+    let games = crate::journal::read_existing_games(dir)?;
+    if let Some(t) = &games.torn {
+        eprintln!("referee: {t}");
+    }
+    let records = games.records;
     let title = dir
         .canonicalize()
         .ok()
@@ -421,19 +400,20 @@ mod tests {
 
     #[test]
     fn reads_records_skipping_a_torn_last_line_and_unknown_fields() {
-        let dir = std::env::temp_dir().join(format!("referee-report-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let r = rec(7, "a", "b", Some(1), &["4 4"]);
         let mut v = serde_json::to_value(&r).unwrap();
         v["extra"] = serde_json::json!({"x": 1});
         let line = v.to_string();
         let p = dir.join("games.jsonl");
         fs::write(&p, format!("{line}\n\n{line}\n{}", &line[..20])).unwrap();
-        let got = read_records(&p).unwrap();
-        assert_eq!(got, vec![r.clone(), r]);
+        let got = crate::journal::read_games(dir).unwrap();
+        assert_eq!(got.records, vec![r.clone(), r]);
+        assert_eq!(got.torn.map(|t| t.line), Some(4));
         fs::write(&p, format!("{}\n{line}\n", &line[..20])).unwrap();
-        let err = read_records(&p).unwrap_err().to_string();
-        assert!(err.contains(":1: bad game record"), "{err}");
-        fs::remove_dir_all(&dir).unwrap();
+        let err = crate::journal::read_games(dir).unwrap_err().to_string();
+        assert!(err.contains(":1: not a game record"), "{err}");
+        assert!(write_report(dir, &dir.join("r.html")).is_err());
     }
 }

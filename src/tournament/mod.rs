@@ -1,10 +1,10 @@
 //! Tournaments: a TOML file ([`config`]) becomes a pure schedule
-//! ([`schedule`]) whose games are played in parallel, appended to an output
-//! folder as they finish ([`results`]) and summed up at the end ([`report`]).
+//! ([`schedule`]) whose games are played in parallel, appended to a run
+//! folder as they finish ([`crate::journal`]) and summed up at the end
+//! ([`report`]).
 
 pub mod config;
 pub mod report;
-pub mod results;
 pub mod schedule;
 
 use std::collections::HashSet;
@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use crate::bot::BuiltinBots;
+use crate::journal::{self, BotPrint, RunFolder};
 use crate::record::GameRecord;
 use crate::runner::{run_games_with, Pairing};
 use crate::standings::Standings;
@@ -182,9 +183,17 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
     if opts.resume && opts.out.is_none() {
         bail!("--resume needs --out DIR (the folder of the run to continue)");
     }
-    let existing = match &opts.out {
-        Some(dir) => results::prepare(dir, &t.file.canonical(), opts.resume)?,
-        None => Vec::new(),
+    let (folder, existing) = match &opts.out {
+        Some(dir) => {
+            let bots: Vec<BotPrint> = t
+                .entrants
+                .iter()
+                .map(|e| BotPrint::of(&e.name, &e.spec))
+                .collect();
+            let (folder, games) = RunFolder::start(dir, &t.file.canonical(), &bots, opts.resume)?;
+            (Some(folder), games.records)
+        }
+        None => (None, Vec::new()),
     };
     let mut standings = Standings::with_bots(t.file.names.iter().map(String::as_str));
     let mut distinct = report::Distinct::default();
@@ -193,11 +202,7 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
         check_record(t, &ids, r).with_context(|| {
             format!(
                 "{} does not match this tournament",
-                opts.out
-                    .as_deref()
-                    .unwrap_or_else(|| ".".as_ref())
-                    .join(results::GAMES)
-                    .display()
+                journal::games_path(opts.out.as_deref().unwrap_or_else(|| ".".as_ref())).display()
             )
         })?;
         if !done.insert(r.id) {
@@ -212,10 +217,7 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
         .map(|id| sched.pairing(id))
         .collect();
 
-    let writer = match &opts.out {
-        Some(dir) => Some(results::GamesWriter::open(dir)?),
-        None => None,
-    };
+    let writer = folder.as_ref();
     let mut progress = Progress::new(opts.progress, done.len() as u64, ids.end - ids.start);
     // The first failed write; later games are still played and counted, but
     // the run ends with this error (the file would miss games otherwise).
@@ -234,12 +236,7 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
             // kernel now, before the next game starts; fingerprinting here
             // keeps the calling thread free for counting.
             if let Some(w) = &writer {
-                // Sized for a typical line so the buffer is not regrown while
-                // serialising; a record always serialises (plain data).
-                let mut line =
-                    Vec::with_capacity(64 + 48 * rec.moves.len() + rec.final_position.len() * 2);
-                let _ = serde_json::to_writer(&mut line, &rec);
-                if let Err(e) = w.append(&mut line) {
+                if let Err(e) = w.append(&rec) {
                     if let Ok(mut slot) = write_error.lock() {
                         slot.get_or_insert(e);
                     }
@@ -270,8 +267,8 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
     };
     // An interrupted run's standings would look final; the games on disk
     // are what is kept, and `--resume` writes the standings when done.
-    if let (Some(dir), None) = (&opts.out, crate::interrupt::interrupted()) {
-        write_standings(dir, &summary)?;
+    if let (Some(folder), None) = (&folder, crate::interrupt::interrupted()) {
+        write_standings(folder, &summary)?;
     }
     Ok(RunReport {
         summary,
@@ -282,13 +279,11 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
     })
 }
 
-/// Writes `standings.json` and `standings.csv` into `dir`.
-pub fn write_standings(dir: &std::path::Path, summary: &Summary) -> anyhow::Result<()> {
+/// Writes `standings.json` and `standings.csv` into the run folder.
+pub fn write_standings(folder: &RunFolder, summary: &Summary) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(&summary.to_json())? + "\n";
-    let p = dir.join("standings.json");
-    std::fs::write(&p, json).with_context(|| format!("writing {}", p.display()))?;
-    let p = dir.join("standings.csv");
-    std::fs::write(&p, summary.to_csv()).with_context(|| format!("writing {}", p.display()))?;
+    folder.write_file("standings.json", json.as_bytes())?;
+    folder.write_file("standings.csv", summary.to_csv().as_bytes())?;
     Ok(())
 }
 
@@ -300,23 +295,28 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<(toml::Table, Vec<GameRecord>, 
     let Some(first) = dirs.first() else {
         bail!("merge needs at least one folder");
     };
-    let config = results::read_config(first)?;
+    let config = journal::read_config(first)?;
     for d in &dirs[1..] {
-        if results::read_config(d)? != config {
+        let diffs = journal::config_differences(&config, &journal::read_config(d)?);
+        if !diffs.is_empty() {
             bail!(
-                "{} and {} hold different tournaments (their {} differ)",
+                "{} and {} hold different tournaments: {}",
                 first.display(),
                 d.display(),
-                results::CONFIG
+                diffs.join("; ")
             );
         }
     }
     let text = toml::to_string(&config)?;
-    let file = TournamentFile::parse(&first.join(results::CONFIG), text, None)?;
+    let file = TournamentFile::parse(&first.join(journal::CONFIG), text, None)?;
     let total = file.schedule.total();
     let mut by_id: Vec<Option<GameRecord>> = vec![None; total as usize];
     for d in dirs {
-        for r in results::read_games(d, false)? {
+        let games = journal::read_existing_games(d)?;
+        if let Some(t) = &games.torn {
+            eprintln!("referee: {t}");
+        }
+        for r in games.records {
             let slot = by_id.get_mut(r.id as usize).with_context(|| {
                 format!(
                     "{}: game {} is beyond the schedule ({total} games)",
@@ -379,7 +379,7 @@ mod tests {
     }
 
     fn games_without_times(dir: &Path) -> Vec<GameRecord> {
-        let mut v = results::read_games(dir, false).unwrap();
+        let mut v = journal::read_games(dir).unwrap().records;
         v.sort_by_key(|r| r.id);
         for r in &mut v {
             r.times_us.clear();
@@ -460,7 +460,7 @@ mod tests {
         )
         .unwrap();
         // Keep the first 25 lines plus a torn one, as a kill would.
-        let p = d.join(results::GAMES);
+        let p = journal::games_path(&d);
         let text = std::fs::read_to_string(&p).unwrap();
         let mut kept: String = text.lines().take(25).map(|l| format!("{l}\n")).collect();
         kept.push_str("{\"id\":");
@@ -474,7 +474,7 @@ mod tests {
         let again = run::<TicTacToe>(&t, &opts).unwrap();
         assert_eq!((again.resumed, again.played), (25, 35));
         assert_eq!(untimed(&again.summary), untimed(&full.summary));
-        assert_eq!(results::read_games(&d, false).unwrap().len(), 60);
+        assert_eq!(journal::read_games(&d).unwrap().records.len(), 60);
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -155,7 +155,7 @@ fn refuses_to_overwrite_games_without_resume() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("different tournament"),
+        stderr(&o).contains("holds a different run: `seed` was 1, now 2"),
         "{}",
         stderr(&o)
     );
@@ -297,4 +297,73 @@ fn out_writes_the_html_report_unless_told_not_to() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!Path::new(&without).join("report.html").exists());
     assert!(Path::new(&without).join("standings.json").exists());
+}
+
+#[test]
+fn a_run_folder_in_use_is_refused_naming_its_holder() {
+    let tmp = TempDir::new("locked");
+    let out = tmp.path("out");
+    // A server writing the folder holds it as long as it runs.
+    let mut server = referee()
+        .args([
+            "serve",
+            "tictactoe",
+            "--bot",
+            "random",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--quiet", "--out", &out])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let mut first = String::new();
+    if let Some(so) = server.stdout.as_mut() {
+        use std::io::BufRead;
+        let _ = std::io::BufReader::new(so).read_line(&mut first);
+    }
+    let o = run(&["tournament", "tournaments/tictactoe.toml", "--out", &out]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(first.starts_with("listening on"), "{first}");
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("is in use by another referee run"), "{e}");
+    assert!(e.contains(&format!("pid {}", server.id())), "{e}");
+    assert!(e.contains("serve tictactoe"), "{e}");
+    // Once the holder is gone, the folder is free.
+    let o = run(&["tournament", "tournaments/tictactoe.toml", "--out", &out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn resume_refuses_a_bot_whose_program_changed() {
+    let tmp = TempDir::new("changed");
+    let script = tmp.0.join("first.sh");
+    let play = "while read c p; do case $c in turn) i=0; \
+                while [ \"$(echo $p | cut -c$((i+1)))\" != . ]; do i=$((i+1)); done; echo $i;; \
+                end) exit 0;; esac; done\n";
+    std::fs::write(&script, play).unwrap();
+    let file = tmp.0.join("t.toml");
+    std::fs::write(
+        &file,
+        "game = \"tictactoe\"\ngames_per_pairing = 2\n\
+         [[bots]]\nname = \"first\"\ncommand = \"sh first.sh\"\n\
+         [[bots]]\nname = \"random\"\nbuiltin = \"random\"\n",
+    )
+    .unwrap();
+    let out = tmp.path("out");
+    let file = file.to_string_lossy().into_owned();
+    let o = run(&["tournament", &file, "--out", &out, "--no-report"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Same name, another program: resuming would mix the two.
+    std::fs::write(&script, format!("# version 2\n{play}")).unwrap();
+    let o = run(&["tournament", &file, "--out", &out, "--resume"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("bot 'first': first.sh changed"),
+        "{}",
+        stderr(&o)
+    );
 }

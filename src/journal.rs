@@ -1,0 +1,589 @@
+//! The run folder: the one module that opens, locks, appends to and reads
+//! an output folder (`--out DIR` of `tournament`, `match`, `grade`, `serve`,
+//! `merge`).
+//!
+//! A run folder holds:
+//! - `games.jsonl`: one finished game per line ([`GameRecord`] as JSON),
+//!   appended with one `write` per game the moment it finishes, so a kill
+//!   loses no finished game;
+//! - `tournament.toml`: the configuration with its effective seed, for runs
+//!   that can be resumed and merged;
+//! - `fingerprint.json`: everything else that decides the games, above all
+//!   each external bot's command, manifest and program checksums, so that
+//!   `--resume` refuses a folder whose bots changed, and says what changed;
+//! - `.referee.lock`: held (with `flock`) by the run writing the folder, so a
+//!   second run, or a `--resume` while a run is going, is refused with the
+//!   holder's pid and command line.
+//!
+//! One rule for a torn last line (a run killed in the middle of writing
+//! one): a last line without its newline is not a game. Readers skip it and
+//! report it ([`Torn`]); a run that continues the folder cuts it off before
+//! appending, and says so. Any other bad line is an error naming
+//! `file:line`.
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+
+use crate::bot::spec::ExternalSpec;
+use crate::bot::BotSpec;
+use crate::record::GameRecord;
+
+/// The file of finished games in a run folder.
+pub const GAMES: &str = "games.jsonl";
+/// The configuration copy in a run folder.
+pub const CONFIG: &str = "tournament.toml";
+/// What else decides the games: the bots' programs.
+pub const FINGERPRINT: &str = "fingerprint.json";
+/// The lock file held by the run writing the folder.
+pub const LOCK: &str = ".referee.lock";
+
+/// The path of the games file of run folder `dir`.
+pub fn games_path(dir: &Path) -> PathBuf {
+    dir.join(GAMES)
+}
+
+/// A torn last line: what a kill in the middle of a write leaves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Torn {
+    /// The file it is in.
+    pub path: PathBuf,
+    /// Its line number (1-based).
+    pub line: usize,
+    /// Its length in bytes.
+    pub bytes: u64,
+}
+
+impl fmt::Display for Torn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: a torn last line ({} bytes without a newline: the run was stopped while \
+             writing it) is not a game",
+            self.path.display(),
+            self.line,
+            self.bytes
+        )
+    }
+}
+
+/// The games of a run folder, and the torn line skipped, if any.
+#[derive(Clone, Debug, Default)]
+pub struct Games {
+    /// Every complete record, in file order.
+    pub records: Vec<GameRecord>,
+    /// The torn last line that was skipped.
+    pub torn: Option<Torn>,
+    /// Bytes of complete lines (where a torn line starts).
+    good_len: u64,
+}
+
+/// Reads the games of run folder `dir` (none when it has no games file).
+/// A torn last line is skipped and reported in [`Games::torn`]; any other
+/// line that is not a game record is an error naming `file:line`.
+pub fn read_games(dir: &Path) -> anyhow::Result<Games> {
+    let path = games_path(dir);
+    let file = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Games::default()),
+        Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+    };
+    let mut reader = BufReader::new(file);
+    let mut games = Games::default();
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        if line.last() != Some(&b'\n') {
+            games.torn = Some(Torn {
+                path: path.clone(),
+                line: number,
+                bytes: n as u64,
+            });
+            break;
+        }
+        games.good_len += n as u64;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let rec: GameRecord = serde_json::from_slice(&line)
+            .map_err(|e| anyhow::anyhow!("{}:{number}: not a game record: {e}", path.display()))?;
+        games.records.push(rec);
+    }
+    Ok(games)
+}
+
+/// Reads the games of a run folder that must have them (to report or merge
+/// it): a missing games file is an error naming it.
+pub fn read_existing_games(dir: &Path) -> anyhow::Result<Games> {
+    let path = games_path(dir);
+    if !path.is_file() {
+        bail!(
+            "cannot open {}: no such file (is {} the output folder of a run?)",
+            path.display(),
+            dir.display()
+        );
+    }
+    read_games(dir)
+}
+
+/// A run folder held for writing: its lock is taken, its games file open
+/// for appending. Shared by reference between the threads that finish
+/// games (appends of whole lines do not interleave).
+#[derive(Debug)]
+pub struct RunFolder {
+    dir: PathBuf,
+    games: File,
+    _lock: nix::fcntl::Flock<File>,
+}
+
+/// Who holds a run folder, as its lock file says.
+fn holder_text() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!(
+        "pid {} since {since} (unix time): {}\n",
+        std::process::id(),
+        args.join(" ")
+    )
+}
+
+impl RunFolder {
+    /// Opens `dir` for writing games: creates it, takes its lock (or fails
+    /// naming the run that holds it), and cuts a torn last line off the
+    /// games file so that appends start on a clean line. Returns the folder
+    /// and the games already in it (with the torn line that was cut, if
+    /// any, in [`Games::torn`]).
+    pub fn open(dir: &Path) -> anyhow::Result<(RunFolder, Games)> {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create output folder {}", dir.display()))?;
+        let lock_path = dir.join(LOCK);
+        let lock_file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .with_context(|| format!("cannot open {}", lock_path.display()))?;
+        let mut lock =
+            match nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+                Ok(l) => l,
+                Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
+                    let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
+                    bail!(
+                        "{} is in use by another referee run ({}); wait for it to finish, or \
+                         choose another folder",
+                        dir.display(),
+                        holder.trim()
+                    );
+                }
+                Err((_, e)) => {
+                    return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()))
+                }
+            };
+        // Say who holds it, for the next one that tries.
+        lock.set_len(0)
+            .and_then(|_| lock.write_all(holder_text().as_bytes()))
+            .with_context(|| format!("cannot write {}", lock_path.display()))?;
+        let games = read_games(dir)?;
+        let path = games_path(dir);
+        if games.torn.is_some() {
+            let f = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .with_context(|| format!("cannot open {}", path.display()))?;
+            f.set_len(games.good_len)
+                .with_context(|| format!("cannot cut the torn last line of {}", path.display()))?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        Ok((
+            RunFolder {
+                dir: dir.to_path_buf(),
+                games: file,
+                _lock: lock,
+            },
+            games,
+        ))
+    }
+
+    /// Opens `dir` for a run that must not mix with an earlier one: games
+    /// already there are refused unless `resume`, and a resumed folder must
+    /// hold the same `config` and `bots` (the refusal names what differs).
+    /// Writes the configuration and fingerprint; returns the folder and the
+    /// games already played.
+    pub fn start(
+        dir: &Path,
+        config: &toml::Table,
+        bots: &[BotPrint],
+        resume: bool,
+    ) -> anyhow::Result<(RunFolder, Games)> {
+        let (folder, games) = RunFolder::open(dir)?;
+        let has_games = !games.records.is_empty() || games.torn.is_some();
+        if has_games && !resume {
+            bail!(
+                "{} already holds games; pass --resume to finish that run, or choose another --out",
+                games_path(dir).display()
+            );
+        }
+        let cfg_path = dir.join(CONFIG);
+        if resume && cfg_path.exists() {
+            let old = read_config(dir)?;
+            let diffs = config_differences(&old, config);
+            if !diffs.is_empty() {
+                bail!(
+                    "{} holds a different run: {}; resume with the same file and --seed",
+                    dir.display(),
+                    diffs.join("; ")
+                );
+            }
+            match read_fingerprint(dir)? {
+                Some(old) => {
+                    let diffs = bot_differences(&old, bots);
+                    if !diffs.is_empty() {
+                        bail!(
+                            "{} was played by other bots: {}; resuming would mix two programs \
+                             under one name (choose another --out)",
+                            dir.display(),
+                            diffs.join("; ")
+                        );
+                    }
+                }
+                None if has_games => eprintln!(
+                    "referee: warning: {} has no {FINGERPRINT} (written by an older referee): \
+                     the bots' programs cannot be checked against the games already played",
+                    dir.display()
+                ),
+                None => {}
+            }
+        } else if resume && has_games {
+            bail!(
+                "{} is missing, so the games in {} cannot be checked against this run",
+                cfg_path.display(),
+                games_path(dir).display()
+            );
+        }
+        if let Some(t) = &games.torn {
+            eprintln!("referee: {t}; it was cut off");
+        }
+        let text = toml::to_string(config).context("writing the configuration")?;
+        folder.write_file(CONFIG, text.as_bytes())?;
+        let print = serde_json::to_string_pretty(bots)? + "\n";
+        folder.write_file(FINGERPRINT, print.as_bytes())?;
+        Ok((folder, games))
+    }
+
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends one game: its JSON and a newline in one `write`.
+    pub fn append(&self, rec: &GameRecord) -> anyhow::Result<()> {
+        // Sized for a typical line so the buffer is not regrown while
+        // serialising; a record always serialises (plain data).
+        let mut line = Vec::with_capacity(64 + 48 * rec.moves.len() + rec.final_position.len() * 2);
+        serde_json::to_writer(&mut line, rec)?;
+        self.append_line(&mut line)
+    }
+
+    /// Appends one game already serialised as `line` (without its newline,
+    /// which is added here so that the line goes out in one `write`).
+    pub fn append_line(&self, line: &mut Vec<u8>) -> anyhow::Result<()> {
+        line.push(b'\n');
+        let result = (&self.games).write_all(line);
+        line.pop();
+        result.with_context(|| format!("cannot write {}", games_path(&self.dir).display()))
+    }
+
+    /// Writes `name` in the folder whole: to a temporary file first, then
+    /// renamed, so a reader never sees half of it.
+    pub fn write_file(&self, name: &str, contents: &[u8]) -> anyhow::Result<()> {
+        let path = self.dir.join(name);
+        let tmp = self.dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, contents)
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .with_context(|| format!("cannot write {}", path.display()))
+    }
+}
+
+/// Reads the configuration copy of a run folder.
+pub fn read_config(dir: &Path) -> anyhow::Result<toml::Table> {
+    let p = dir.join(CONFIG);
+    let text =
+        std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
+    toml::from_str(&text).with_context(|| format!("{}", p.display()))
+}
+
+fn read_fingerprint(dir: &Path) -> anyhow::Result<Option<Vec<BotPrint>>> {
+    let p = dir.join(FINGERPRINT);
+    match std::fs::read_to_string(&p) {
+        Ok(text) => Ok(Some(
+            serde_json::from_str(&text).with_context(|| format!("{}", p.display()))?,
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
+    }
+}
+
+/// The keys whose values differ between two configurations, in words.
+pub fn config_differences(old: &toml::Table, new: &toml::Table) -> Vec<String> {
+    let mut keys: Vec<&String> = old.keys().chain(new.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|k| match (old.get(k), new.get(k)) {
+            (Some(a), Some(b)) if a == b => None,
+            (Some(a), Some(b)) => Some(format!("`{k}` was {a}, now {b}")),
+            (Some(a), None) => Some(format!("`{k}` was {a}, now unset")),
+            (None, Some(b)) => Some(format!("`{k}` was unset, now {b}")),
+            (None, None) => None,
+        })
+        .collect()
+}
+
+/// What decides one bot's games, as a run folder keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BotPrint {
+    /// The name the bot plays under.
+    pub name: String,
+    /// A built-in with its parameters (`optimal:iters=5000`), or the
+    /// external program's command line.
+    pub bot: String,
+    /// An external bot's working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// An external bot's extra environment, as `K=V`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// SHA-256 of its manifest file, when it came from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_sha256: Option<String>,
+    /// SHA-256 of each file its command names (the program, a script), by
+    /// path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<(String, String)>,
+}
+
+impl BotPrint {
+    /// The fingerprint of bot `spec` playing as `name`.
+    pub fn of(name: &str, spec: &BotSpec) -> BotPrint {
+        match spec {
+            BotSpec::Builtin(b) => BotPrint {
+                name: name.to_string(),
+                bot: b.to_string(),
+                cwd: None,
+                env: Vec::new(),
+                manifest_sha256: None,
+                files: Vec::new(),
+            },
+            BotSpec::External(e) => external_print(name, e),
+        }
+    }
+}
+
+fn external_print(name: &str, e: &ExternalSpec) -> BotPrint {
+    let hash = |p: &Path| -> Option<String> {
+        use sha2::Digest;
+        let bytes = std::fs::read(p).ok()?;
+        Some(format!("{:x}", sha2::Sha256::digest(&bytes)))
+    };
+    let resolve = |word: &str| -> PathBuf {
+        let p = Path::new(word);
+        match &e.cwd {
+            Some(dir) if p.is_relative() => dir.join(p),
+            _ => p.to_path_buf(),
+        }
+    };
+    // The program when given as a path, and every argument naming a file
+    // (a script): an interpreter on PATH is the machine's, not the bot's.
+    let mut files = Vec::new();
+    for (i, word) in e.command.iter().enumerate() {
+        if i == 0 && !word.contains('/') {
+            continue;
+        }
+        let p = resolve(word);
+        if p.is_file() {
+            if let Some(h) = hash(&p) {
+                files.push((word.clone(), h));
+            }
+        }
+    }
+    BotPrint {
+        name: name.to_string(),
+        bot: shell_words::join(&e.command),
+        cwd: e.cwd.as_ref().map(|c| c.display().to_string()),
+        env: e.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        manifest_sha256: e.manifest.as_deref().and_then(hash),
+        files,
+    }
+}
+
+/// How the bots of a resumed run differ from those that played it, in words.
+pub fn bot_differences(old: &[BotPrint], new: &[BotPrint]) -> Vec<String> {
+    let mut out = Vec::new();
+    for n in new {
+        let Some(o) = old.iter().find(|o| o.name == n.name) else {
+            out.push(format!("bot '{}' is new", n.name));
+            continue;
+        };
+        if o.bot != n.bot {
+            out.push(format!("bot '{}' was `{}`, now `{}`", n.name, o.bot, n.bot));
+        }
+        if o.cwd != n.cwd {
+            out.push(format!("bot '{}' changed its working directory", n.name));
+        }
+        if o.env != n.env {
+            out.push(format!("bot '{}' changed its environment", n.name));
+        }
+        if o.manifest_sha256 != n.manifest_sha256 {
+            out.push(format!("bot '{}': its manifest changed", n.name));
+        }
+        for (path, sum) in &n.files {
+            match o.files.iter().find(|(p, _)| p == path) {
+                Some((_, old_sum)) if old_sum == sum => {}
+                Some(_) => out.push(format!("bot '{}': {path} changed", n.name)),
+                None => out.push(format!("bot '{}': {path} is new", n.name)),
+            }
+        }
+    }
+    for o in old {
+        if !new.iter().any(|n| n.name == o.name) {
+            out.push(format!("bot '{}' is gone", o.name));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Termination;
+
+    fn rec(id: u64) -> GameRecord {
+        GameRecord {
+            id,
+            game: "tictactoe".into(),
+            players: ["a".into(), "b".into()],
+            seed: id,
+            opening: vec![],
+            start: ".........".into(),
+            moves: vec!["4".into()],
+            times_us: vec![3],
+            winner: None,
+            termination: Termination::Normal,
+            forfeit: None,
+            final_position: String::new(),
+            client: None,
+        }
+    }
+
+    fn cfg(seed: i64) -> toml::Table {
+        let mut t = toml::Table::new();
+        t.insert("seed".into(), toml::Value::Integer(seed));
+        t
+    }
+
+    #[test]
+    fn a_torn_last_line_is_reported_skipped_and_cut_on_resume() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        {
+            let (f, games) = RunFolder::start(dir, &cfg(1), &[], false).unwrap();
+            assert!(games.records.is_empty());
+            for id in 0..3 {
+                f.append(&rec(id)).unwrap();
+            }
+        }
+        // A kill in the middle of the fourth write.
+        let p = games_path(dir);
+        let mut text = std::fs::read(&p).unwrap();
+        text.extend_from_slice(b"{\"id\": 3, \"gam");
+        std::fs::write(&p, &text).unwrap();
+        let read = read_games(dir).unwrap();
+        assert_eq!(read.records.len(), 3);
+        let torn = read.torn.unwrap();
+        assert_eq!((torn.line, torn.bytes), (4, 14));
+        assert!(
+            torn.to_string().contains("games.jsonl:4: a torn last line"),
+            "{torn}"
+        );
+        // Without --resume the folder is refused; with another seed too,
+        // naming the key that differs.
+        let e = RunFolder::start(dir, &cfg(1), &[], false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--resume"), "{e}");
+        let e = RunFolder::start(dir, &cfg(2), &[], true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`seed` was 1, now 2"), "{e}");
+        let (f, games) = RunFolder::start(dir, &cfg(1), &[], true).unwrap();
+        assert_eq!(games.records, (0..3).map(rec).collect::<Vec<_>>());
+        f.append(&rec(3)).unwrap();
+        let again = read_games(dir).unwrap();
+        assert_eq!(again.records.len(), 4);
+        assert!(again.torn.is_none());
+    }
+
+    #[test]
+    fn a_second_run_on_the_same_folder_is_refused_naming_the_holder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (first, _) = RunFolder::open(tmp.path()).unwrap();
+        let e = RunFolder::open(tmp.path()).unwrap_err().to_string();
+        assert!(e.contains("in use by another referee run"), "{e}");
+        assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
+        drop(first);
+        assert!(RunFolder::open(tmp.path()).is_ok());
+    }
+
+    #[test]
+    fn a_bad_line_that_is_not_the_last_is_an_error_naming_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let line = serde_json::to_string(&rec(0)).unwrap();
+        std::fs::write(
+            games_path(tmp.path()),
+            format!("{line}\nnonsense\n{line}\n"),
+        )
+        .unwrap();
+        let e = read_games(tmp.path()).unwrap_err().to_string();
+        assert!(e.contains("games.jsonl:2: not a game record"), "{e}");
+    }
+
+    #[test]
+    fn changed_programs_are_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let script = tmp.path().join("bot.py");
+        std::fs::write(&script, "print(4)\n").unwrap();
+        let mut spec = ExternalSpec::from_command_line("python3 bot.py").unwrap();
+        spec.cwd = Some(tmp.path().to_path_buf());
+        let before = BotPrint::of("alice", &BotSpec::External(spec.clone()));
+        assert_eq!(before.files.len(), 1, "{before:?}");
+        std::fs::write(&script, "print(5)\n").unwrap();
+        let after = BotPrint::of("alice", &BotSpec::External(spec));
+        let d = bot_differences(&[before.clone()], &[after]);
+        assert_eq!(d, ["bot 'alice': bot.py changed"]);
+        let builtin = BotPrint::of(
+            "alice",
+            &BotSpec::Builtin(crate::bot::BuiltinSpec::parse("random")),
+        );
+        let d = bot_differences(&[before], &[builtin]);
+        assert!(d[0].contains("was `python3 bot.py`, now `random`"), "{d:?}");
+    }
+}
