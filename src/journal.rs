@@ -577,7 +577,7 @@ mod tests {
         assert_eq!(before.files.len(), 1, "{before:?}");
         std::fs::write(&script, "print(5)\n").unwrap();
         let after = BotPrint::of("alice", &BotSpec::External(spec));
-        let d = bot_differences(&[before.clone()], &[after]);
+        let d = bot_differences(std::slice::from_ref(&before), &[after]);
         assert_eq!(d, ["bot 'alice': bot.py changed"]);
         let builtin = BotPrint::of(
             "alice",
