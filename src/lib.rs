@@ -8,13 +8,14 @@
 #![allow(clippy::result_large_err)]
 
 pub mod bot;
-pub mod cli;
+pub mod check;
 pub mod console;
 pub mod game;
 pub mod grade;
 pub mod interrupt;
 pub mod journal;
 pub mod net;
+pub mod output;
 pub mod protocol;
 pub mod record;
 pub mod referee;

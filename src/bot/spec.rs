@@ -185,6 +185,26 @@ impl BotManifest {
     }
 }
 
+/// The bot manifests (`*.toml`) in `dir`, sorted by file name, each loaded
+/// or with the error that stopped it.
+pub fn manifests_in(dir: &Path) -> Vec<(PathBuf, Result<BotManifest, BotError>)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let m = BotManifest::load(&p);
+            (p, m)
+        })
+        .collect()
+}
+
 /// 1-based line and column of byte `offset` in `text`.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];

@@ -4,10 +4,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::bot::spec::BotManifest;
-use crate::bot::BuiltinBots;
-use crate::game::GameKind;
-use crate::with_game;
+use referee::bot::BuiltinBots;
+use referee::game::GameKind;
+use referee::with_game;
 
 /// Arguments of `referee bots`.
 #[derive(Args, Debug)]
@@ -44,23 +43,16 @@ pub fn run(_args: BotsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The bot manifests (`*.toml`) in `dir`, one line each, sorted by file
-/// name; a manifest that does not load is listed with its error.
-pub fn manifests(dir: &std::path::Path) -> String {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return String::new();
-    };
-    let mut paths: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
-    if paths.is_empty() {
+/// The bot manifests (`*.toml`) in `dir` as text, one line each, sorted
+/// by file name; a manifest that does not load is listed with its error.
+fn manifests(dir: &std::path::Path) -> String {
+    let found = referee::bot::spec::manifests_in(dir);
+    if found.is_empty() {
         return String::new();
     }
     let mut out = format!("\nBot manifests in {}/:\n", dir.display());
-    for p in paths {
-        match BotManifest::load(&p) {
+    for (p, m) in found {
+        match m {
             Ok(m) => {
                 let games: Vec<&str> = m.games.iter().map(|g| g.name()).collect();
                 let games = if games.is_empty() {

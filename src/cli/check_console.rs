@@ -8,8 +8,8 @@ use anyhow::{bail, Context};
 use clap::Args;
 
 use super::GameArgs;
-use crate::console::check::{check_console, CheckReport};
-use crate::with_game;
+use referee::console::check::{check_console, CheckReport};
+use referee::with_game;
 
 /// Arguments of `referee check-console`.
 #[derive(Args, Debug)]
@@ -99,7 +99,7 @@ fn print_report(args: &CheckConsoleArgs, r: &CheckReport, took: Duration) {
 
 fn game_note(args: &CheckConsoleArgs) -> String {
     match args.game.game {
-        crate::game::GameKind::Notakto => format!("{} boards", args.game.boards),
+        referee::game::GameKind::Notakto => format!("{} boards", args.game.boards),
         _ => String::from("standard board"),
     }
 }

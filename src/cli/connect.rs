@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::parse_game;
-use crate::game::GameKind;
-use crate::net::{connect, format_points, ConnectConfig};
+use referee::game::GameKind;
+use referee::net::{connect, format_points, ConnectConfig};
 
 /// Arguments of `referee connect`.
 #[derive(Args, Debug)]

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::bot::process::SEED_VAR;
-use crate::net::line::LineReader;
-use crate::net::{play_session, ConnectConfig};
+use referee::bot::process::SEED_VAR;
+use referee::net::line::LineReader;
+use referee::net::{play_session, ConnectConfig};
 
 /// Arguments of `referee engine`.
 #[derive(Args, Debug)]

@@ -12,14 +12,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use super::{GameArgs, TimeArgs};
-use crate::bot::BotSpec;
-use crate::game::{GameKind, GameOptions, Seat, Uttt};
-use crate::grade::exhaustive::{explore, make_oracle, Oracle};
-use crate::grade::{
+use referee::bot::BotSpec;
+use referee::game::{GameKind, GameOptions, Seat, Uttt};
+use referee::grade::exhaustive::{explore, make_oracle, Oracle};
+use referee::grade::{
     default_seats, judge_sampled, play_games, requirement_text, GradeReport, OpponentScore,
     SampledConfig, Solved,
 };
-use crate::record::GameRecord;
+use referee::record::GameRecord;
 
 /// Options shared by `grade` and `grade-all`.
 #[derive(Args, Debug, Clone)]
@@ -77,14 +77,14 @@ pub struct GradeArgs {
 /// Runs `grade`: exit 0 pass, 1 fail, 2 harness error.
 pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
     let kind = args.opts.game.game;
-    crate::interrupt::install()?;
+    referee::interrupt::install()?;
     let report = grade_kind(kind, &args.bot, &args.opts, args.out.as_deref(), true)?;
-    if let Some(sig) = crate::interrupt::interrupted() {
+    if let Some(sig) = referee::interrupt::interrupted() {
         eprintln!(
             "referee: interrupted by {}: grading stopped, no verdict",
-            crate::interrupt::signal_name(sig)
+            referee::interrupt::signal_name(sig)
         );
-        return Ok(ExitCode::from(crate::interrupt::exit_code(sig)));
+        return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -117,20 +117,22 @@ fn grade_kind(
 ) -> anyhow::Result<GradeReport> {
     match kind {
         GameKind::TicTacToe => {
-            grade_solved::<crate::game::TicTacToe>(bot, opts, out, show_progress)
+            grade_solved::<referee::game::TicTacToe>(bot, opts, out, show_progress)
         }
-        GameKind::Notakto => grade_solved::<crate::game::Notakto>(bot, opts, out, show_progress),
+        GameKind::Notakto => grade_solved::<referee::game::Notakto>(bot, opts, out, show_progress),
         GameKind::Uttt => grade_uttt(bot, opts, out),
     }
 }
 
 fn jobs(opts: &GradeOptions) -> usize {
-    opts.jobs.unwrap_or_else(crate::runner::default_jobs).max(1)
+    opts.jobs
+        .unwrap_or_else(referee::runner::default_jobs)
+        .max(1)
 }
 
 fn write_records(out: Option<&Path>, records: &[GameRecord]) -> anyhow::Result<()> {
     let Some(dir) = out else { return Ok(()) };
-    let (folder, games) = crate::journal::RunFolder::open(dir)?;
+    let (folder, games) = referee::journal::RunFolder::open(dir)?;
     if let Some(t) = &games.torn {
         eprintln!("referee: {t}; it was cut off");
     }
@@ -260,7 +262,7 @@ fn grade_uttt(bot: &str, opts: &GradeOptions, out: Option<&Path>) -> anyhow::Res
             seats: seats.clone(),
             games: opts.games,
             time: opts.time.control(),
-            seed: crate::seed::derive(opts.seed, &[opponent.len() as u64]),
+            seed: referee::seed::derive(opts.seed, &[opponent.len() as u64]),
             jobs: jobs(opts),
         };
         let records = play_games::<Uttt>(&spec, "student", &opp, opponent, &cfg, |_| {});
@@ -428,7 +430,7 @@ pub fn submission_bot(dir: &Path) -> Result<String, String> {
 
 /// Runs `grade-all`: one row per student; a broken submission never stops it.
 pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
-    crate::interrupt::install()?;
+    referee::interrupt::install()?;
     let mut students: Vec<PathBuf> = std::fs::read_dir(&args.dir)
         .with_context(|| format!("cannot read {}", args.dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail};
 use clap::Args;
 
-use crate::game::tictactoe::Cell;
-use crate::game::{Game, GameKind, GameOptions, Outcome, TicTacToe};
-use crate::with_game;
+use referee::game::tictactoe::Cell;
+use referee::game::{Game, GameKind, GameOptions, Outcome, TicTacToe};
+use referee::with_game;
 
 /// Arguments of `referee judge`.
 #[derive(Args, Debug)]

@@ -8,10 +8,11 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use serde_json::json;
 
 use super::{GameArgs, TimeArgs};
-use crate::bot::{BotSpec, BuiltinBots};
-use crate::runner::{run_games, Entrant, Pairing, RunConfig};
-use crate::standings::{BotStats, Standings};
-use crate::{seed, with_game};
+use referee::bot::{BotSpec, BuiltinBots};
+use referee::output::format_us;
+use referee::runner::{run_games, Entrant, Pairing, RunConfig};
+use referee::standings::{BotStats, Standings};
+use referee::{seed, with_game};
 
 /// Arguments of `referee match`.
 #[derive(Args, Debug)]
@@ -99,14 +100,14 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
             opening_seed: seed::derive(args.seed, &[i / 2, u64::MAX]),
         })
         .collect();
-    let jobs = args.jobs.unwrap_or_else(crate::runner::default_jobs);
-    crate::interrupt::install()?;
+    let jobs = args.jobs.unwrap_or_else(referee::runner::default_jobs);
+    referee::interrupt::install()?;
     let records = run_games::<G>(&entrants, &cfg, &pairings, jobs, |_| {});
-    let interrupted = crate::interrupt::interrupted();
+    let interrupted = referee::interrupt::interrupted();
     if let Some(sig) = interrupted {
         eprintln!(
             "referee: interrupted by {} after {} of {} games; the results below are of those",
-            crate::interrupt::signal_name(sig),
+            referee::interrupt::signal_name(sig),
             records.len(),
             pairings.len()
         );
@@ -138,20 +139,23 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
                 );
                 // The bot's last words usually say what went wrong.
                 if let Some(last) = f.stderr_tail.lines().rev().find(|l| !l.trim().is_empty()) {
-                    println!("  stderr: {}", crate::record::escape_line(last.as_bytes()));
+                    println!(
+                        "  stderr: {}",
+                        referee::record::escape_line(last.as_bytes())
+                    );
                 }
             }
         }
     }
     Ok(match interrupted {
-        Some(sig) => ExitCode::from(crate::interrupt::exit_code(sig)),
+        Some(sig) => ExitCode::from(referee::interrupt::exit_code(sig)),
         None => ExitCode::SUCCESS,
     })
 }
 
 /// The JSON summary of one bot.
 pub fn bot_json(s: &BotStats) -> serde_json::Value {
-    let forfeits: serde_json::Map<String, serde_json::Value> = crate::record::ForfeitReason::ALL
+    let forfeits: serde_json::Map<String, serde_json::Value> = referee::record::ForfeitReason::ALL
         .iter()
         .map(|r| {
             (
@@ -201,15 +205,4 @@ fn table(stats: &[&BotStats]) -> Table {
         ]);
     }
     t
-}
-
-/// A duration in µs for tables: `850 µs`, `12.3 ms`, `1.20 s`.
-pub fn format_us(us: f64) -> String {
-    if us < 1000.0 {
-        format!("{us:.0} µs")
-    } else if us < 1_000_000.0 {
-        format!("{:.1} ms", us / 1000.0)
-    } else {
-        format!("{:.2} s", us / 1e6)
-    }
 }

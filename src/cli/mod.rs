@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::bot::TimeControl;
-use crate::game::{GameKind, GameOptions};
+use referee::bot::TimeControl;
+use referee::game::{GameKind, GameOptions};
 
 pub mod bots;
 pub mod check;
@@ -123,14 +123,14 @@ pub struct ProcessArgs {
 
 impl ProcessArgs {
     /// Applies the settings to a resolved bot.
-    pub fn apply(&self, spec: &mut crate::bot::BotSpec) {
+    pub fn apply(&self, spec: &mut referee::bot::BotSpec) {
         spec.adjust(self.reuse, self.inherit_env);
     }
 }
 
 fn parse_game(s: &str) -> Result<GameKind, String> {
     s.parse()
-        .map_err(|e: crate::game::ParseError| e.to_string())
+        .map_err(|e: referee::game::ParseError| e.to_string())
 }
 
 /// Runs the command line and returns the process exit code: 0 success,

@@ -10,9 +10,9 @@ use anyhow::Context;
 use clap::Args;
 
 use super::{GameArgs, TimeArgs};
-use crate::bot::{BotSpec, BuiltinBots};
-use crate::net::{Protocol, ServeConfig, Server, DEFAULT_LISTEN};
-use crate::with_game;
+use referee::bot::{BotSpec, BuiltinBots};
+use referee::net::{Protocol, ServeConfig, Server, DEFAULT_LISTEN};
+use referee::with_game;
 
 /// Arguments of `referee serve`.
 #[derive(Args, Debug)]
@@ -95,10 +95,10 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         args.protocol,
         args.rounds
     );
-    crate::interrupt::install()?;
+    referee::interrupt::install()?;
     let handle = server.spawn()?;
     let sig = loop {
-        if let Some(sig) = crate::interrupt::interrupted() {
+        if let Some(sig) = referee::interrupt::interrupted() {
             break sig;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -106,7 +106,7 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     handle.shutdown();
     eprintln!(
         "referee: interrupted by {}: the server stopped{}",
-        crate::interrupt::signal_name(sig),
+        referee::interrupt::signal_name(sig),
         match &args.out {
             Some(dir) => format!(
                 "; finished rounds are in {}",
@@ -115,5 +115,5 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             None => String::new(),
         }
     );
-    Ok(ExitCode::from(crate::interrupt::exit_code(sig)))
+    Ok(ExitCode::from(referee::interrupt::exit_code(sig)))
 }

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::bot::BuiltinBots;
-use crate::tournament::{self, schedule::parse_shard, RunOptions, TournamentFile};
-use crate::with_game;
+use referee::bot::BuiltinBots;
+use referee::tournament::{self, schedule::parse_shard, RunOptions, TournamentFile};
+use referee::with_game;
 
 /// Arguments of `referee tournament`.
 #[derive(Args, Debug)]
@@ -69,7 +69,7 @@ fn run_game<G: BuiltinBots>(
     for e in &mut t.entrants {
         args.process.apply(&mut e.spec);
     }
-    let cores = crate::runner::default_jobs();
+    let cores = referee::runner::default_jobs();
     let jobs = args.jobs.unwrap_or(cores);
     if jobs == 0 {
         anyhow::bail!("--jobs must be at least 1");
@@ -88,19 +88,19 @@ fn run_game<G: BuiltinBots>(
         progress: true,
         affinity: !args.process.no_affinity,
     };
-    crate::interrupt::install()?;
+    referee::interrupt::install()?;
     let r = tournament::run::<G>(&t, &opts)?;
-    if let Some(sig) = crate::interrupt::interrupted() {
+    if let Some(sig) = referee::interrupt::interrupted() {
         let done = r.played + r.resumed;
         eprintln!(
             "referee: interrupted by {} after {done} of {} games",
-            crate::interrupt::signal_name(sig),
+            referee::interrupt::signal_name(sig),
             r.slice_games
         );
         match &args.out {
             Some(dir) => eprintln!(
                 "referee: the finished games are in {}; finish the tournament with:\n  referee tournament {} --out {} --resume{}",
-                crate::journal::games_path(dir).display(),
+                referee::journal::games_path(dir).display(),
                 args.file.display(),
                 dir.display(),
                 args.seed.map(|s| format!(" --seed {s}")).unwrap_or_default()
@@ -109,12 +109,12 @@ fn run_game<G: BuiltinBots>(
                 "referee: nothing was saved (no --out); run with --out DIR to be able to resume"
             ),
         }
-        return Ok(ExitCode::from(crate::interrupt::exit_code(sig)));
+        return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
     }
     let mut report = None;
     if let (Some(dir), false) = (&args.out, args.no_report) {
         let path = dir.join("report.html");
-        crate::report::write_report(dir, &path)?;
+        referee::report::write_report(dir, &path)?;
         report = Some(path);
     }
     if args.json {
@@ -154,19 +154,22 @@ fn run_game<G: BuiltinBots>(
 pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let (config, records, summary) = tournament::merge(&args.dirs)?;
     if let Some(dir) = &args.out {
-        let (folder, games) = crate::journal::RunFolder::open(dir)?;
+        let (folder, games) = referee::journal::RunFolder::open(dir)?;
         if !games.records.is_empty() {
             anyhow::bail!(
                 "{} already holds games; choose another --out",
-                crate::journal::games_path(dir).display()
+                referee::journal::games_path(dir).display()
             );
         }
         for r in &records {
             folder.append(r)?;
         }
-        folder.write_file(crate::journal::CONFIG, toml::to_string(&config)?.as_bytes())?;
+        folder.write_file(
+            referee::journal::CONFIG,
+            toml::to_string(&config)?.as_bytes(),
+        )?;
         tournament::write_standings(&folder, &summary)?;
-        crate::report::write_report(dir, &dir.join("report.html"))?;
+        referee::report::write_report(dir, &dir.join("report.html"))?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary.to_json())?);

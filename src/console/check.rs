@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 
-use crate::cli::play::{console_game, Player};
+use super::transcript::{console_game, Player};
 use crate::game::{Game, GameOptions};
 use crate::seed;
 

@@ -2,3 +2,4 @@
 //! human-vs-human game program against referee's own `play` transcript.
 
 pub mod check;
+pub mod transcript;

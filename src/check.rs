@@ -1,0 +1,328 @@
+//! The compliance check (`referee check`): an external bot, run exactly as
+//! a tournament runs it, through a set of positions of every kind in both
+//! seats, the end of a game, the reuse contract when it declares it, and a
+//! full game against the random bot in each seat. Each check passes or
+//! fails with its reason.
+
+use anyhow::{bail, Context};
+
+use crate::bot::external::{ExternalBot, ProcessPool};
+use crate::bot::{Bot, BotResult, BuiltinBots, BuiltinSpec, TimeControl};
+use crate::game::{Game, GameKind, Seat};
+use crate::output::format_us;
+use crate::record::Forfeit;
+use crate::referee::{play_game, GameSetup};
+
+/// One test position: a label and the moves that lead to it from the start.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckPosition {
+    /// What the position tests.
+    pub label: &'static str,
+    /// Moves from the starting position, in move text.
+    pub moves: &'static [&'static str],
+}
+
+/// Builds a [`CheckPosition`] in a constant (so tables need no allocation).
+macro_rules! cp {
+    ($label:expr, $moves:expr $(,)?) => {
+        CheckPosition {
+            label: $label,
+            moves: $moves,
+        }
+    };
+}
+
+/// The positions every bot of `game` must answer, in both seats. They are
+/// written as move sequences so that they are consistent by construction.
+pub fn positions(game: GameKind) -> &'static [CheckPosition] {
+    match game {
+        GameKind::TicTacToe => &[
+            cp!("opening", &[]),
+            cp!("opening, second player", &["4"]),
+            cp!("midgame", &["0", "4", "8"]),
+            cp!("midgame", &["0", "4", "8", "2"]),
+            cp!("one legal move", &["0", "1", "2", "4", "3", "5", "7", "6"]),
+        ],
+        GameKind::Notakto => &[
+            cp!("opening", &[]),
+            cp!("opening, second player", &["B4"]),
+            cp!("midgame", &["A4", "B0", "C8", "A0", "B8"]),
+            cp!("a dead board", &["A0", "A1", "A2"]),
+            cp!("a dead board", &["A0", "A1", "A2", "B4"]),
+            cp!(
+                "two dead boards, one live",
+                &["A0", "A1", "A2", "B0", "B4", "B8"]
+            ),
+        ],
+        GameKind::Uttt => &[
+            cp!("opening (free board)", &[]),
+            cp!("forced board", &["4 0"]),
+            cp!("forced board", &["4 0", "0 4"]),
+            cp!(
+                "free choice: sent to a won board",
+                &["4 0", "0 4", "4 1", "1 4", "4 2", "2 4"],
+            ),
+            cp!(
+                "free choice: sent to a won board",
+                &["4 0", "0 4", "4 1", "1 4", "4 2", "2 4", "3 4"],
+            ),
+            cp!(
+                "one legal move",
+                &[
+                    "8 3", "3 8", "8 7", "7 8", "8 5", "5 6", "6 6", "6 8", "8 1", "1 3", "3 1",
+                    "1 1", "1 4", "4 1", "1 8", "8 6", "6 5", "5 8", "8 0", "0 4", "4 7", "7 4",
+                    "4 5", "5 4", "4 2", "2 8", "8 8", "8 4", "4 8",
+                ],
+            ),
+        ],
+    }
+}
+
+/// Plays `moves` from the start of `G` with these options.
+pub fn position_from_moves<G: Game>(
+    opts: &crate::game::GameOptions,
+    moves: &[&str],
+) -> anyhow::Result<G> {
+    let mut pos = G::start(opts);
+    for (i, m) in moves.iter().enumerate() {
+        let mv = G::parse_move(m).map_err(|e| anyhow::anyhow!("check position move {i}: {e}"))?;
+        pos.play(mv)
+            .map_err(|e| anyhow::anyhow!("check position move {i}: {e}"))?;
+    }
+    Ok(pos)
+}
+
+/// The outcome of one check.
+#[derive(Clone, Debug)]
+pub struct CheckResult {
+    /// What was checked.
+    pub name: String,
+    /// Whether it passed.
+    pub pass: bool,
+    /// What happened (the move and its time, or why it failed).
+    pub detail: String,
+}
+
+/// Everything `check` measured.
+#[derive(Clone, Debug, Default)]
+pub struct CheckReport {
+    /// Every check in order.
+    pub results: Vec<CheckResult>,
+    /// Start-up time per process started (spawn to first reply), in µs.
+    pub startup_us: Vec<u64>,
+    /// Every later move's time in µs.
+    pub move_us: Vec<u64>,
+}
+
+impl CheckReport {
+    fn add(&mut self, name: String, pass: bool, detail: String) {
+        self.results.push(CheckResult { name, pass, detail });
+    }
+
+    /// Whether every check passed.
+    pub fn all_pass(&self) -> bool {
+        self.results.iter().all(|r| r.pass)
+    }
+}
+
+fn forfeit_text(f: &Forfeit) -> String {
+    let mut s = format!("forfeit by {}: {}", f.reason, f.detail);
+    if let Some(l) = &f.line {
+        s.push_str(&format!("; received \"{l}\""));
+    }
+    if f.time_us > 0 {
+        s.push_str(&format!("; after {}", format_us(f.time_us as f64)));
+    }
+    if let Some(st) = &f.exit_status {
+        s.push_str(&format!("; {st}"));
+    }
+    let tail = f.stderr_tail.trim();
+    if !tail.is_empty() {
+        let last: Vec<&str> = tail.lines().rev().take(3).collect();
+        let last: Vec<&str> = last.into_iter().rev().collect();
+        s.push_str(&format!("; stderr ends: {}", last.join(" | ")));
+    }
+    s
+}
+
+/// Runs every check of `spec` for game `G`.
+pub fn run_checks<G: BuiltinBots>(
+    spec: &crate::bot::spec::ExternalSpec,
+    opts: &crate::game::GameOptions,
+    time: &TimeControl,
+) -> anyhow::Result<CheckReport> {
+    let mut report = CheckReport::default();
+    let mut by_seat: [Vec<(CheckPosition, G)>; 2] = [Vec::new(), Vec::new()];
+    for p in positions(G::KIND) {
+        let pos = position_from_moves::<G>(opts, p.moves)
+            .with_context(|| format!("building check position '{}'", p.label))?;
+        if pos.is_over() {
+            bail!("check position '{}' is already over", p.label);
+        }
+        by_seat[pos.to_move().index()].push((*p, pos));
+    }
+    // A bot that declares `reuse` plays everything below in one process
+    // when it keeps to the contract: player 2's turns come after player 1's
+    // `end`, in a new `begin`, from unrelated games.
+    let pool = ProcessPool::new(1);
+    let mut seed = 0u64;
+    for seat in Seat::BOTH {
+        let mut bot: Option<ExternalBot<G>> = None;
+        for (p, pos) in &by_seat[seat.index()] {
+            let b = match bot.as_mut() {
+                Some(b) => b,
+                None => {
+                    seed += 1;
+                    let mut b = ExternalBot::<G>::new(spec.clone(), *time, seed).keeping(&pool, 0);
+                    if let Err(f) = b.begin(seat, time) {
+                        report.add(format!("player {seat}: start"), false, forfeit_text(&f));
+                        continue;
+                    }
+                    bot.insert(b)
+                }
+            };
+            let first = b.startup_us().is_none();
+            let name = format!("player {seat}, {} ({pos})", p.label);
+            match b.select_move(pos) {
+                Ok(mv) => {
+                    let us = b.last_move_time_us().unwrap_or(0);
+                    if first {
+                        if let Some(s) = b.startup_us() {
+                            report.startup_us.push(s);
+                        }
+                    } else {
+                        report.move_us.push(us);
+                    }
+                    report.add(name, true, format!("{mv} in {}", format_us(us as f64)));
+                }
+                Err(f) => {
+                    report.add(name, false, forfeit_text(&f));
+                    // The process is dead; the next position gets a fresh one.
+                    bot = None;
+                }
+            }
+        }
+        if let Some(mut b) = bot {
+            b.end(BotResult::Draw);
+            if spec.reuse {
+                // The process stays for the next game; its exit is checked
+                // when the pool closes its stdin below.
+                continue;
+            }
+            let ok = b.exited_cleanly() == Some(true);
+            let status = b.exit_status().unwrap_or("no exit status").to_string();
+            let detail = if ok {
+                status
+            } else {
+                format!("still running 1 s after `end` ({status})")
+            };
+            report.add(format!("player {seat}: exits after end"), ok, detail);
+        }
+    }
+    for seat in Seat::BOTH {
+        seed += 1;
+        let me = ExternalBot::<G>::new(spec.clone(), *time, seed).keeping(&pool, 0);
+        let mut me: Box<dyn Bot<G>> = Box::new(me);
+        let mut random = BuiltinSpec::parse("random").make::<G>(seat.number() as u64)?;
+        let mut setup = GameSetup::new(seat.index() as u64, 0, G::start(opts));
+        setup.time = *time;
+        let names = ["bot".to_string(), "random".to_string()];
+        let rec = match seat {
+            Seat::One => play_game(&setup, [&mut me, &mut random], names),
+            Seat::Two => {
+                let [a, b] = names;
+                play_game(&setup, [&mut random, &mut me], [b, a])
+            }
+        };
+        let name = format!("full game as player {seat} against random");
+        match &rec.forfeit {
+            Some(f) if f.seat == seat.number() => report.add(name, false, forfeit_text(f)),
+            _ => {
+                let result = match rec.winner {
+                    None => "draw",
+                    Some(w) if w == seat.number() => "win",
+                    Some(_) => "loss",
+                };
+                let mine: Vec<u64> = rec
+                    .times_us
+                    .iter()
+                    .skip(seat.index())
+                    .step_by(2)
+                    .copied()
+                    .collect();
+                report.move_us.extend(mine.iter().skip(1));
+                report.add(name, true, format!("{result} in {} moves", rec.moves.len()));
+            }
+        }
+    }
+    if spec.reuse {
+        // Player 2's positions and the two full games could each have been
+        // played by the process kept from before.
+        let want = 3;
+        let got = pool.reused();
+        let detail = if got >= want {
+            format!("one process played all {} parts", want + 1)
+        } else {
+            format!(
+                "only {got} of {want} later parts found the process still running: it declares \
+                 `reuse` but exits after `end` (keep reading stdin after `end`, or drop `reuse`)"
+            )
+        };
+        report.add("reuse: plays on after end".into(), got >= want, detail);
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{GameOptions, TicTacToe};
+
+    /// Checks the positions of game `G`: none is over, both seats are
+    /// covered, and "one legal move" means exactly that.
+    fn positions_are_as_labelled<G: Game>() -> anyhow::Result<()> {
+        let opts = GameOptions::default();
+        let mut seats = [0, 0];
+        for p in positions(G::KIND) {
+            let pos = position_from_moves::<G>(&opts, p.moves)?;
+            assert!(!pos.is_over(), "{}: {}", G::KIND, p.label);
+            seats[pos.to_move().index()] += 1;
+            if p.label == "one legal move" {
+                assert_eq!(pos.legal_moves().len(), 1, "{}: {pos}", G::KIND);
+            }
+        }
+        assert!(seats[0] > 0 && seats[1] > 0, "{}: both seats", G::KIND);
+        Ok(())
+    }
+
+    /// Every game compiled into this build (the others are skipped until
+    /// they land).
+    #[test]
+    fn every_games_positions_are_as_labelled() {
+        fn one(kind: GameKind) -> anyhow::Result<()> {
+            crate::with_game!(kind, G => positions_are_as_labelled::<G>())
+        }
+        for kind in GameKind::ALL {
+            if let Err(e) = one(kind) {
+                let msg = e.to_string();
+                assert!(msg.contains("not available yet"), "{kind}: {msg}");
+                eprintln!("skipped {kind}: {msg}");
+            }
+        }
+    }
+
+    #[test]
+    fn tictactoe_positions_are_as_labelled() {
+        let opts = GameOptions::default();
+        let mut seats = [0, 0];
+        for p in positions(GameKind::TicTacToe) {
+            let pos = position_from_moves::<TicTacToe>(&opts, p.moves).unwrap();
+            assert!(!pos.is_over(), "{}", p.label);
+            seats[pos.to_move().index()] += 1;
+            if p.label == "one legal move" {
+                assert_eq!(pos.legal_moves().len(), 1);
+            }
+        }
+        assert!(seats[0] > 0 && seats[1] > 0, "both seats are checked");
+    }
+}

@@ -1,0 +1,209 @@
+//! Progress: library runs tell an [`Observer`] how far they are; the
+//! command line draws it with [`Progress`], by one policy for every
+//! command: a bar on a terminal, a plain line every few seconds otherwise
+//! (logs, CI), nothing when silenced (`--json`).
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// What a long library run tells as it goes. Every method has a default
+/// that does nothing, so an observer implements only what it shows.
+pub trait Observer: Sync {
+    /// A phase of `total` steps (`None`: unknown) begins, named `label`
+    /// (`games`, `positions`, `students`), of which `done` are done already.
+    fn begin(&self, _label: &str, _total: Option<u64>, _done: u64) {}
+    /// `n` more steps are done.
+    fn advance(&self, _n: u64) {}
+    /// A short running summary to show beside the count (a running score).
+    fn status(&self, _text: &str) {}
+    /// A line worth telling the user now (`graded alice: pass`).
+    fn note(&self, _text: &str) {}
+    /// The phase ended.
+    fn end(&self) {}
+}
+
+/// The observer that shows nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Silent;
+
+impl Observer for Silent {}
+
+/// The progress policy of the command line.
+pub struct Progress {
+    mode: Mode,
+    state: Mutex<State>,
+}
+
+enum Mode {
+    Bar(indicatif::ProgressBar),
+    Lines { every: Duration },
+    Quiet,
+}
+
+struct State {
+    label: String,
+    total: Option<u64>,
+    done: u64,
+    start_done: u64,
+    started: Instant,
+    last_line: Instant,
+    status: String,
+}
+
+impl Progress {
+    /// A bar when stderr is a terminal, lines every 5 s otherwise; nothing
+    /// at all when `quiet`.
+    pub fn new(quiet: bool) -> Progress {
+        let mode = if quiet {
+            Mode::Quiet
+        } else if std::io::stderr().is_terminal() {
+            Mode::Bar(indicatif::ProgressBar::hidden())
+        } else {
+            Mode::Lines {
+                every: Duration::from_secs(5),
+            }
+        };
+        Progress::with_mode(mode)
+    }
+
+    /// Plain lines every `every`, whatever stderr is (for `--rating-interval`
+    /// style output and for tests).
+    pub fn lines(every: Duration) -> Progress {
+        Progress::with_mode(Mode::Lines { every })
+    }
+
+    fn with_mode(mode: Mode) -> Progress {
+        Progress {
+            mode,
+            state: Mutex::new(State {
+                label: String::new(),
+                total: None,
+                done: 0,
+                start_done: 0,
+                started: Instant::now(),
+                last_line: Instant::now(),
+                status: String::new(),
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn line(s: &State) -> String {
+        let secs = s.started.elapsed().as_secs_f64().max(1e-9);
+        let rate = (s.done - s.start_done) as f64 / secs;
+        let mut text = match s.total {
+            Some(total) => {
+                let eta = if rate > 0.0 && total >= s.done {
+                    format!("{:.0}s", (total - s.done) as f64 / rate)
+                } else {
+                    "?".into()
+                };
+                format!(
+                    "referee: {}/{} {}, {rate:.0}/s, ETA {eta}",
+                    s.done, total, s.label
+                )
+            }
+            None => format!("referee: {} {}, {rate:.0}/s", s.done, s.label),
+        };
+        if !s.status.is_empty() {
+            text.push_str(": ");
+            text.push_str(&s.status);
+        }
+        text
+    }
+}
+
+impl Observer for Progress {
+    fn begin(&self, label: &str, total: Option<u64>, done: u64) {
+        let mut s = self.state();
+        s.label = label.to_string();
+        s.total = total;
+        s.done = done;
+        s.start_done = done;
+        s.started = Instant::now();
+        s.last_line = Instant::now();
+        s.status.clear();
+        if let Mode::Bar(bar) = &self.mode {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            match total {
+                Some(t) => bar.set_length(t),
+                None => bar.unset_length(),
+            }
+            let template = if total.is_some() {
+                "{bar:40} {pos}/{len} {prefix}  {per_sec}  ETA {eta}  {msg}"
+            } else {
+                "{spinner} {pos} {prefix}  {per_sec}  {msg}"
+            };
+            if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+                bar.set_style(style);
+            }
+            bar.set_prefix(label.to_string());
+            bar.set_position(done);
+            bar.reset_eta();
+        }
+    }
+
+    fn advance(&self, n: u64) {
+        let mut s = self.state();
+        s.done += n;
+        match &self.mode {
+            Mode::Bar(bar) => bar.inc(n),
+            Mode::Lines { every } => {
+                if s.last_line.elapsed() >= *every {
+                    s.last_line = Instant::now();
+                    eprintln!("{}", Progress::line(&s));
+                }
+            }
+            Mode::Quiet => {}
+        }
+    }
+
+    fn status(&self, text: &str) {
+        let mut s = self.state();
+        text.clone_into(&mut s.status);
+        if let Mode::Bar(bar) = &self.mode {
+            bar.set_message(text.to_string());
+        }
+    }
+
+    fn note(&self, text: &str) {
+        match &self.mode {
+            Mode::Bar(bar) => bar.suspend(|| eprintln!("referee: {text}")),
+            Mode::Lines { .. } => eprintln!("referee: {text}"),
+            Mode::Quiet => {}
+        }
+    }
+
+    fn end(&self) {
+        let s = self.state();
+        match &self.mode {
+            Mode::Bar(bar) => bar.finish_and_clear(),
+            Mode::Lines { .. } if s.done > s.start_done => eprintln!("{}", Progress::line(&s)),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_tell_count_rate_eta_and_status() {
+        let p = Progress::lines(Duration::from_secs(3600));
+        p.begin("games", Some(10), 2);
+        p.advance(3);
+        p.status("+35 Elo");
+        let line = Progress::line(&p.state());
+        assert!(line.starts_with("referee: 5/10 games, "), "{line}");
+        assert!(
+            line.contains("ETA") && line.ends_with(": +35 Elo"),
+            "{line}"
+        );
+        p.end();
+    }
+}
