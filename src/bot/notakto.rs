@@ -21,8 +21,8 @@ pub mod solver;
 use std::sync::OnceLock;
 
 use super::{Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot, RuleBot};
+use crate::game::grid::{has_line, FULL};
 use crate::game::notakto::{Notakto, NotaktoMove};
-use crate::game::tictactoe::{has_line, FULL};
 use crate::game::{Game, MoveList};
 
 /// Number of elements of the quotient monoid. Element 0 is the identity:
@@ -363,12 +363,12 @@ impl BuiltinBots for Notakto {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::tictactoe::map_bits;
-    use crate::game::{Outcome, Seat, TicTacToe};
+    use crate::game::grid::map_bits;
+    use crate::game::{Outcome, Seat};
     use std::collections::{HashMap, HashSet};
 
     fn canon_board(m: u16) -> u16 {
-        TicTacToe::SYMMETRIES
+        crate::game::grid::SYMMETRIES
             .iter()
             .map(|s| map_bits(m, s))
             .min()
@@ -439,7 +439,7 @@ mod tests {
             if has_line(m) {
                 assert_eq!(VALUE[m as usize], 0, "a dead board is the identity");
             }
-            for s in &TicTacToe::SYMMETRIES {
+            for s in &crate::game::grid::SYMMETRIES {
                 assert_eq!(VALUE[m as usize], VALUE[map_bits(m, s) as usize]);
             }
         }

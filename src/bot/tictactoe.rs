@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use super::{Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot, RuleBot};
-use crate::game::tictactoe::{winning_cells, Cell, TicTacToe};
+use crate::game::grid::winning_cells;
+use crate::game::tictactoe::{Cell, TicTacToe};
 use crate::game::{Game, MoveList, Outcome};
 
 const CORNERS: u16 = 1 << 0 | 1 << 2 | 1 << 6 | 1 << 8;

@@ -11,7 +11,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::{no_move_forfeit, Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot, RuleBot};
-use crate::game::tictactoe::{nth_set_bit, winning_cells, FULL};
+use crate::game::grid::{nth_set_bit, winning_cells, FULL};
 use crate::game::uttt::{line, threats, Uttt, UtttMove};
 use crate::game::{Game, MoveList, Outcome, Seat};
 use crate::record::Forfeit;

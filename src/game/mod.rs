@@ -10,6 +10,7 @@ use std::str::FromStr;
 use arrayvec::ArrayVec;
 use rand::Rng;
 
+pub mod grid;
 pub mod notakto;
 pub mod tictactoe;
 pub mod uttt;

@@ -13,7 +13,7 @@ use std::str::FromStr;
 
 use rand::Rng;
 
-use super::tictactoe::{has_line, nth_set_bit, TicTacToe, FULL};
+use super::grid::{has_line, nth_set_bit, FULL};
 use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
 
 /// The most boards a game can have (letters A to Z).
@@ -341,7 +341,7 @@ impl Game for Notakto {
     fn map_move(mv: NotaktoMove, k: usize) -> NotaktoMove {
         NotaktoMove {
             board: mv.board,
-            cell: TicTacToe::SYMMETRIES[k % 8][(mv.cell % 9) as usize],
+            cell: crate::game::grid::SYMMETRIES[k % 8][(mv.cell % 9) as usize],
         }
     }
 

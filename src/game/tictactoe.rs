@@ -8,179 +8,8 @@ use std::str::FromStr;
 
 use rand::Rng;
 
+use super::grid::{count9, has_line, nth_bit_mask, nth_set_bit, FULL, SYMMETRIES};
 use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
-
-/// The eight lines of a 3x3 board as bit masks (bit i = cell i, row-major).
-pub const LINES: [u16; 8] = [
-    0b000_000_111,
-    0b000_111_000,
-    0b111_000_000,
-    0b001_001_001,
-    0b010_010_010,
-    0b100_100_100,
-    0b100_010_001,
-    0b001_010_100,
-];
-
-/// All nine cells.
-pub const FULL: u16 = 0x1ff;
-
-/// `LINE_TABLE[m]`: whether the 9-bit mask `m` holds a line. A table lookup
-/// is the fastest test on the playout hot paths of all three games.
-static LINE_TABLE: [bool; 512] = line_table();
-
-const fn line_table() -> [bool; 512] {
-    let mut t = [false; 512];
-    let mut m = 0;
-    while m < 512 {
-        let mut k = 0;
-        while k < 8 {
-            if m as u16 & LINES[k] == LINES[k] {
-                t[m] = true;
-            }
-            k += 1;
-        }
-        m += 1;
-    }
-    t
-}
-
-/// Whether the cells in `bits` contain a complete line.
-#[inline(always)]
-pub fn has_line(bits: u16) -> bool {
-    LINE_TABLE[(bits & FULL) as usize]
-}
-
-/// Cells that would complete a line for `own` if taken, among `empty` cells.
-#[inline]
-pub fn winning_cells(own: u16, empty: u16) -> u16 {
-    let mut out = 0;
-    for line in LINES {
-        let missing = line & !own;
-        if missing.count_ones() == 1 && missing & empty != 0 {
-            out |= missing;
-        }
-    }
-    out
-}
-
-/// `NTH_BIT[m][n]`: the index of the `n`-th set bit of the 9-bit mask `m`,
-/// so that picking a random empty cell is one lookup on the playout paths.
-static NTH_BIT: [[u8; 9]; 512] = nth_bit_table();
-
-const fn nth_bit_table() -> [[u8; 9]; 512] {
-    let mut t = [[0u8; 9]; 512];
-    let mut m = 0;
-    while m < 512 {
-        let mut n = 0;
-        let mut i = 0;
-        while i < 9 {
-            if m & (1 << i) != 0 {
-                t[m][n] = i as u8;
-                n += 1;
-            }
-            i += 1;
-        }
-        m += 1;
-    }
-    t
-}
-
-/// Index of the `n`-th set bit of `bits` (n counted from 0).
-#[inline]
-pub(crate) fn nth_set_bit(mut bits: u32, n: u32) -> u32 {
-    if bits < 512 && n < 9 {
-        return NTH_BIT[bits as usize][n as usize] as u32;
-    }
-    for _ in 0..n {
-        bits &= bits - 1;
-    }
-    bits.trailing_zeros()
-}
-
-/// `NTH_MASK[m][n]`: the `n`-th set bit of the 9-bit mask `m` as a mask,
-/// so that a playout step is one load and no shift on its critical path.
-/// Rows are 16 wide so that indexing needs neither a bounds check nor a
-/// division; entries past the mask's count are 0.
-static NTH_MASK: [[u16; 16]; 512] = nth_mask_table();
-
-const fn nth_mask_table() -> [[u16; 16]; 512] {
-    let mut t = [[0u16; 16]; 512];
-    let mut m = 0;
-    while m < 512 {
-        let mut n = 0;
-        while n < (m as u32).count_ones() as usize {
-            t[m][n] = 1 << NTH_BIT[m][n];
-            n += 1;
-        }
-        m += 1;
-    }
-    t
-}
-
-/// `COUNT9[m]`: the number of set bits of the 9-bit mask `m` (a lookup is
-/// faster than `count_ones` on CPUs where the build cannot assume `popcnt`).
-static COUNT9: [u8; 512] = count9_table();
-
-const fn count9_table() -> [u8; 512] {
-    let mut t = [0u8; 512];
-    let mut m = 0;
-    while m < 512 {
-        t[m] = (m as u32).count_ones() as u8;
-        m += 1;
-    }
-    t
-}
-
-/// `CELL_LIST[m]`: the number of set bits of the 9-bit mask `m` in bits
-/// 0..4, then the index of each set bit, lowest first, 4 bits each, and `m`
-/// itself in bits 48..57. One load gives the count, the n-th cell and the
-/// mask, which keeps a playout step short.
-static CELL_LIST: [u64; 512] = cell_list_table();
-
-const fn cell_list_table() -> [u64; 512] {
-    let mut t = [0u64; 512];
-    let mut m = 0;
-    while m < 512 {
-        let mut packed = 0u64;
-        let mut n = 0;
-        let mut i = 0;
-        while i < 9 {
-            if m & (1 << i) != 0 {
-                packed |= (i as u64) << (4 + 4 * n);
-                n += 1;
-            }
-            i += 1;
-        }
-        t[m] = packed | n as u64 | (m as u64) << 48;
-        m += 1;
-    }
-    t
-}
-
-/// The packed count and cell list of a 9-bit mask (see `CELL_LIST`):
-/// `list & 15` is the count, `(list >> (4 + 4 * n)) & 15` the n-th cell,
-/// `list >> 48` the mask.
-#[inline(always)]
-pub(crate) fn cell_list(bits: u16) -> u64 {
-    CELL_LIST[(bits & FULL) as usize]
-}
-
-/// The number of set bits of a 9-bit mask.
-#[inline(always)]
-pub(crate) fn count9(bits: u16) -> u32 {
-    COUNT9[(bits & FULL) as usize] as u32
-}
-
-/// The `n`-th set bit (from 0) of a 9-bit mask, as a mask; 0 when `n` is
-/// not below the number of set bits.
-#[inline(always)]
-pub(crate) fn nth_bit_mask(bits: u16, n: u32) -> u16 {
-    if n > 15 {
-        return 0;
-    }
-    NTH_MASK[(bits & FULL) as usize][(n & 15) as usize]
-}
 
 /// A tic-tac-toe cell, 0..=8 row-major. Its text is the digit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -291,29 +120,6 @@ impl TicTacToe {
         }
         Ok(())
     }
-
-    /// The symmetry images of a cell under the 8 symmetries of the square.
-    pub const SYMMETRIES: [[u8; 9]; 8] = [
-        [0, 1, 2, 3, 4, 5, 6, 7, 8],
-        [2, 5, 8, 1, 4, 7, 0, 3, 6],
-        [8, 7, 6, 5, 4, 3, 2, 1, 0],
-        [6, 3, 0, 7, 4, 1, 8, 5, 2],
-        [2, 1, 0, 5, 4, 3, 8, 7, 6],
-        [6, 7, 8, 3, 4, 5, 0, 1, 2],
-        [0, 3, 6, 1, 4, 7, 2, 5, 8],
-        [8, 5, 2, 7, 4, 1, 6, 3, 0],
-    ];
-}
-
-/// Maps a 9-bit cell mask through a symmetry table.
-pub fn map_bits(bits: u16, sym: &[u8; 9]) -> u16 {
-    let mut out = 0;
-    for (i, &t) in sym.iter().enumerate() {
-        if bits & (1 << i) != 0 {
-            out |= 1 << t;
-        }
-    }
-    out
 }
 
 impl fmt::Display for TicTacToe {
@@ -461,7 +267,7 @@ impl Game for TicTacToe {
     }
 
     fn map_move(mv: Cell, k: usize) -> Cell {
-        Cell(Self::SYMMETRIES[k % 8][(mv.0 % 9) as usize])
+        Cell(SYMMETRIES[k % 8][(mv.0 % 9) as usize])
     }
 
     #[inline]
@@ -644,19 +450,5 @@ mod tests {
         let c = crate::game::canonical_game::<TicTacToe>(&g(&[0, 4, 1]));
         assert_eq!(a, b);
         assert_ne!(a, c);
-    }
-
-    #[test]
-    fn symmetries_are_permutations() {
-        for s in TicTacToe::SYMMETRIES {
-            let mut seen = [false; 9];
-            for c in s {
-                seen[c as usize] = true;
-            }
-            assert!(seen.iter().all(|&b| b));
-            for line in LINES {
-                assert!(LINES.contains(&map_bits(line, &s)));
-            }
-        }
     }
 }

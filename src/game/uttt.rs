@@ -17,7 +17,7 @@ use std::str::FromStr;
 
 use rand::Rng;
 
-use super::tictactoe::{cell_list, has_line, nth_set_bit, TicTacToe, FULL};
+use super::grid::{cell_list, has_line, nth_set_bit, FULL};
 use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
 
 /// Whether the mask holds a line (three in a row, column or diagonal).
@@ -569,7 +569,7 @@ impl Game for Uttt {
     }
 
     fn map_move(mv: UtttMove, k: usize) -> UtttMove {
-        let s = &TicTacToe::SYMMETRIES[k % 8];
+        let s = &crate::game::grid::SYMMETRIES[k % 8];
         UtttMove {
             board: s[(mv.board % 9) as usize],
             cell: s[(mv.cell % 9) as usize],
@@ -903,7 +903,7 @@ mod tests {
         for own in 0..512u16 {
             assert_eq!(
                 threats(own) & !own,
-                crate::game::tictactoe::winning_cells(own, FULL & !own),
+                crate::game::grid::winning_cells(own, FULL & !own),
                 "{own:09b}"
             );
         }

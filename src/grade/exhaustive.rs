@@ -606,7 +606,7 @@ pub fn canonical_form<G: Game>(pos: &G) -> (G, Transform) {
             return unchanged();
         }
         let mut best: Option<([u8; 9], usize)> = None;
-        for (k, sym) in crate::game::TicTacToe::SYMMETRIES.iter().enumerate() {
+        for (k, sym) in crate::game::grid::SYMMETRIES.iter().enumerate() {
             let mut cells = [b'.'; 9];
             for (i, &c) in b.iter().enumerate() {
                 cells[sym[i] as usize] = c;
@@ -629,7 +629,7 @@ pub fn canonical_form<G: Game>(pos: &G) -> (G, Transform) {
         let before: usize = boards.iter().map(|b| xs(&b.0)).sum();
         let mut fixed = false;
         for b in boards.iter_mut() {
-            if crate::game::tictactoe::has_line(mask_of(&b.0)) {
+            if crate::game::grid::has_line(mask_of(&b.0)) {
                 b.0 = "XXX......".to_string();
             }
         }
@@ -677,7 +677,7 @@ pub fn unmap_move<G: Game>(mv: G::Move, t: &Transform) -> G::Move {
         _ => return mv,
     };
     let k = t.ks.get(board).copied().unwrap_or(0);
-    let sym = &crate::game::TicTacToe::SYMMETRIES[k % 8];
+    let sym = &crate::game::grid::SYMMETRIES[k % 8];
     let original = sym.iter().position(|&c| c as usize == cell).unwrap_or(cell);
     let mapped = if bytes.len() == 2 {
         format!("{}{original}", (b'A' + board as u8) as char)

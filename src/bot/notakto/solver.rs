@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::game::tictactoe::{has_line, map_bits, TicTacToe, FULL};
+use crate::game::grid::{has_line, map_bits, FULL};
 
 /// Whether a board holds a line, i.e. is dead.
 pub fn is_dead_board(bits: u16) -> bool {
@@ -19,7 +19,7 @@ pub fn is_dead_board(bits: u16) -> bool {
 /// The smallest image of a board under the 8 symmetries of the square: two
 /// boards play the same iff their canonical forms are equal.
 pub fn canonical_board(bits: u16) -> u16 {
-    TicTacToe::SYMMETRIES
+    crate::game::grid::SYMMETRIES
         .iter()
         .map(|sym| map_bits(bits & FULL, sym))
         .min()
