@@ -8,75 +8,10 @@ use anyhow::{bail, Context};
 
 use crate::bot::external::{ExternalBot, ProcessPool};
 use crate::bot::{Bot, BotResult, BuiltinBots, BuiltinSpec, TimeControl};
-use crate::game::{Game, GameKind, Seat};
+use crate::game::{Game, Seat};
 use crate::output::format_us;
 use crate::record::Forfeit;
 use crate::referee::{play_game, GameSetup};
-
-/// One test position: a label and the moves that lead to it from the start.
-#[derive(Clone, Copy, Debug)]
-pub struct CheckPosition {
-    /// What the position tests.
-    pub label: &'static str,
-    /// Moves from the starting position, in move text.
-    pub moves: &'static [&'static str],
-}
-
-/// Builds a [`CheckPosition`] in a constant (so tables need no allocation).
-macro_rules! cp {
-    ($label:expr, $moves:expr $(,)?) => {
-        CheckPosition {
-            label: $label,
-            moves: $moves,
-        }
-    };
-}
-
-/// The positions every bot of `game` must answer, in both seats. They are
-/// written as move sequences so that they are consistent by construction.
-pub fn positions(game: GameKind) -> &'static [CheckPosition] {
-    match game {
-        GameKind::TicTacToe => &[
-            cp!("opening", &[]),
-            cp!("opening, second player", &["4"]),
-            cp!("midgame", &["0", "4", "8"]),
-            cp!("midgame", &["0", "4", "8", "2"]),
-            cp!("one legal move", &["0", "1", "2", "4", "3", "5", "7", "6"]),
-        ],
-        GameKind::Notakto => &[
-            cp!("opening", &[]),
-            cp!("opening, second player", &["B4"]),
-            cp!("midgame", &["A4", "B0", "C8", "A0", "B8"]),
-            cp!("a dead board", &["A0", "A1", "A2"]),
-            cp!("a dead board", &["A0", "A1", "A2", "B4"]),
-            cp!(
-                "two dead boards, one live",
-                &["A0", "A1", "A2", "B0", "B4", "B8"]
-            ),
-        ],
-        GameKind::Uttt => &[
-            cp!("opening (free board)", &[]),
-            cp!("forced board", &["4 0"]),
-            cp!("forced board", &["4 0", "0 4"]),
-            cp!(
-                "free choice: sent to a won board",
-                &["4 0", "0 4", "4 1", "1 4", "4 2", "2 4"],
-            ),
-            cp!(
-                "free choice: sent to a won board",
-                &["4 0", "0 4", "4 1", "1 4", "4 2", "2 4", "3 4"],
-            ),
-            cp!(
-                "one legal move",
-                &[
-                    "8 3", "3 8", "8 7", "7 8", "8 5", "5 6", "6 6", "6 8", "8 1", "1 3", "3 1",
-                    "1 1", "1 4", "4 1", "1 8", "8 6", "6 5", "5 8", "8 0", "0 4", "4 7", "7 4",
-                    "4 5", "5 4", "4 2", "2 8", "8 8", "8 4", "4 8",
-                ],
-            ),
-        ],
-    }
-}
 
 /// Plays `moves` from the start of `G` with these options.
 pub fn position_from_moves<G: Game>(
@@ -152,14 +87,14 @@ pub fn run_checks<G: BuiltinBots>(
     time: &TimeControl,
 ) -> anyhow::Result<CheckReport> {
     let mut report = CheckReport::default();
-    let mut by_seat: [Vec<(CheckPosition, G)>; 2] = [Vec::new(), Vec::new()];
-    for p in positions(G::KIND) {
-        let pos = position_from_moves::<G>(opts, p.moves)
-            .with_context(|| format!("building check position '{}'", p.label))?;
+    let mut by_seat: [Vec<(&str, G)>; 2] = [Vec::new(), Vec::new()];
+    for &(label, moves) in G::COMPLIANCE {
+        let pos = position_from_moves::<G>(opts, moves)
+            .with_context(|| format!("building check position '{label}'"))?;
         if pos.is_over() {
-            bail!("check position '{}' is already over", p.label);
+            bail!("check position '{label}' is already over");
         }
-        by_seat[pos.to_move().index()].push((*p, pos));
+        by_seat[pos.to_move().index()].push((label, pos));
     }
     // A bot that declares `reuse` plays everything below in one process
     // when it keeps to the contract: player 2's turns come after player 1's
@@ -168,7 +103,7 @@ pub fn run_checks<G: BuiltinBots>(
     let mut seed = 0u64;
     for seat in Seat::BOTH {
         let mut bot: Option<ExternalBot<G>> = None;
-        for (p, pos) in &by_seat[seat.index()] {
+        for (label, pos) in &by_seat[seat.index()] {
             let b = match bot.as_mut() {
                 Some(b) => b,
                 None => {
@@ -182,7 +117,7 @@ pub fn run_checks<G: BuiltinBots>(
                 }
             };
             let first = b.startup_us().is_none();
-            let name = format!("player {seat}, {} ({pos})", p.label);
+            let name = format!("player {seat}, {label} ({pos})");
             match b.select_move(pos) {
                 Ok(mv) => {
                     let us = b.last_move_time_us().unwrap_or(0);
@@ -276,53 +211,28 @@ pub fn run_checks<G: BuiltinBots>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::{GameOptions, TicTacToe};
+    use crate::game::{GameOptions, Notakto, TicTacToe, Uttt};
 
-    /// Checks the positions of game `G`: none is over, both seats are
-    /// covered, and "one legal move" means exactly that.
-    fn positions_are_as_labelled<G: Game>() -> anyhow::Result<()> {
+    /// Checks the compliance positions of game `G`: none is over, both
+    /// seats are covered, and "one legal move" means exactly that.
+    fn positions_are_as_labelled<G: Game>() {
         let opts = GameOptions::default();
         let mut seats = [0, 0];
-        for p in positions(G::KIND) {
-            let pos = position_from_moves::<G>(&opts, p.moves)?;
-            assert!(!pos.is_over(), "{}: {}", G::KIND, p.label);
+        for &(label, moves) in G::COMPLIANCE {
+            let pos = position_from_moves::<G>(&opts, moves).unwrap();
+            assert!(!pos.is_over(), "{}: {label}", G::KIND);
             seats[pos.to_move().index()] += 1;
-            if p.label == "one legal move" {
+            if label == "one legal move" {
                 assert_eq!(pos.legal_moves().len(), 1, "{}: {pos}", G::KIND);
             }
         }
         assert!(seats[0] > 0 && seats[1] > 0, "{}: both seats", G::KIND);
-        Ok(())
     }
 
-    /// Every game compiled into this build (the others are skipped until
-    /// they land).
     #[test]
     fn every_games_positions_are_as_labelled() {
-        fn one(kind: GameKind) -> anyhow::Result<()> {
-            crate::with_game!(kind, G => positions_are_as_labelled::<G>())
-        }
-        for kind in GameKind::ALL {
-            if let Err(e) = one(kind) {
-                let msg = e.to_string();
-                assert!(msg.contains("not available yet"), "{kind}: {msg}");
-                eprintln!("skipped {kind}: {msg}");
-            }
-        }
-    }
-
-    #[test]
-    fn tictactoe_positions_are_as_labelled() {
-        let opts = GameOptions::default();
-        let mut seats = [0, 0];
-        for p in positions(GameKind::TicTacToe) {
-            let pos = position_from_moves::<TicTacToe>(&opts, p.moves).unwrap();
-            assert!(!pos.is_over(), "{}", p.label);
-            seats[pos.to_move().index()] += 1;
-            if p.label == "one legal move" {
-                assert_eq!(pos.legal_moves().len(), 1);
-            }
-        }
-        assert!(seats[0] > 0 && seats[1] > 0, "both seats are checked");
+        positions_are_as_labelled::<TicTacToe>();
+        positions_are_as_labelled::<Notakto>();
+        positions_are_as_labelled::<Uttt>();
     }
 }

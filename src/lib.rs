@@ -14,6 +14,7 @@ pub mod game;
 pub mod grade;
 pub mod interrupt;
 pub mod journal;
+pub mod judge;
 pub mod net;
 pub mod output;
 pub mod protocol;

@@ -21,7 +21,7 @@ use super::external::{process_forfeit, END_GRACE};
 use super::process::{BotProcess, Reply};
 use super::spec::ExternalSpec;
 use super::{Bot, TimeControl};
-use crate::game::{Game, GameKind, Outcome, Seat};
+use crate::game::{Game, Outcome, Seat};
 use crate::protocol::Breach;
 use crate::record::{Forfeit, ForfeitReason};
 
@@ -323,13 +323,8 @@ impl<G: Game> Bot<G> for ConsoleBot<G> {
             Outcome::Win(s) => format!("Player {} wins game\n", s.number()),
             Outcome::Draw => "Draw game\n".to_string(),
         };
-        // What `referee play` prints after the last move: Notakto has no
-        // board left to draw; the other games show the final board.
-        let expected = if G::KIND == GameKind::Notakto {
-            want
-        } else {
-            final_pos.render() + &want
-        };
+        // What `referee play` prints after the last move.
+        let expected = final_pos.final_render().unwrap_or_default() + &want;
         let deadline = Instant::now() + Duration::from_millis(self.time.move_ms);
         let Some(p) = self.process.as_mut() else {
             return Ok(());

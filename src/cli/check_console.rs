@@ -98,8 +98,6 @@ fn print_report(args: &CheckConsoleArgs, r: &CheckReport, took: Duration) {
 }
 
 fn game_note(args: &CheckConsoleArgs) -> String {
-    match args.game.game {
-        referee::game::GameKind::Notakto => format!("{} boards", args.game.boards),
-        _ => String::from("standard board"),
-    }
+    let opts = args.game.options();
+    referee::with_game!(args.game.game, G => <G as referee::game::Game>::describe_options(&opts))
 }

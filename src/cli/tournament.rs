@@ -120,7 +120,10 @@ fn run_game<G: BuiltinBots>(
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r.summary.to_json())?);
     } else {
-        print!("{}", r.summary.tables());
+        print!(
+            "{}",
+            referee::output::standings::standings_tables(&r.summary)
+        );
         let secs = r.elapsed.as_secs_f64();
         println!(
             "Played {} games in {secs:.2} s ({:.0} games/s){}{}",
@@ -174,7 +177,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary.to_json())?);
     } else {
-        print!("{}", summary.tables());
+        print!("{}", referee::output::standings::standings_tables(&summary));
     }
     Ok(ExitCode::SUCCESS)
 }

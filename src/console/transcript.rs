@@ -6,7 +6,7 @@
 use std::io::{BufRead, Write};
 
 use crate::bot::{Bot, BotResult};
-use crate::game::{Game, GameKind, Outcome, Seat};
+use crate::game::{Game, Outcome, Seat};
 
 /// Who sits in a seat of a console game.
 pub enum Player<G: Game> {
@@ -78,10 +78,8 @@ pub fn console_game<G: Game>(
         }
         write!(out, "{}", pos.render())?;
     };
-    // Notakto ends with every board dead, so there is nothing left to draw;
-    // the other games show the final board.
-    if G::KIND != GameKind::Notakto && pos.is_over() {
-        write!(out, "{}", pos.render())?;
+    if let (true, Some(board)) = (pos.is_over(), pos.final_render()) {
+        write!(out, "{board}")?;
     }
     match outcome {
         Outcome::Win(s) => writeln!(out, "Player {} wins game", s.number())?,

@@ -234,6 +234,21 @@ pub trait Game:
     /// Which game this is.
     const KIND: GameKind;
 
+    /// The rules in one paragraph, for people (the text greeting of
+    /// `referee serve`).
+    const RULES: &'static str;
+
+    /// How to type a move, for people.
+    const MOVE_HELP: &'static str;
+
+    /// The positions every bot must answer in `referee check`: what each
+    /// tests, and the moves from the start (default options) that lead to
+    /// it. Both seats are covered, and a label "one legal move" means that.
+    const COMPLIANCE: &'static [(&'static str, &'static [&'static str])];
+
+    /// A symmetry of a position, as [`Game::canonical`] found it.
+    type Symmetry: Clone + Debug + PartialEq + Send + Sync;
+
     /// The starting position for these options.
     fn start(opts: &GameOptions) -> Self;
 
@@ -325,6 +340,51 @@ pub trait Game:
         text.trim().parse()
     }
 
+    /// Splits a list of moves in this game's notation into move texts:
+    /// moves separated by spaces or commas.
+    fn split_moves(text: &str) -> Result<Vec<String>, ParseError> {
+        if text.trim_start().starts_with('[') {
+            return Err(ParseError::new(format!(
+                "the JSON [row, col] form is for tictactoe; use move texts for {}",
+                Self::KIND
+            )));
+        }
+        Ok(text
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|m| !m.is_empty())
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// The position reduced by the game's symmetries, and the symmetry that
+    /// reduces it: equivalent positions have the same canonical position,
+    /// and a move there maps back with [`Game::uncanonical_move`]. A game
+    /// without a reduction returns the position itself.
+    fn canonical(&self) -> (Self, Self::Symmetry);
+
+    /// The move in the original position of a move `mv` of its canonical
+    /// position (reduced by `sym`).
+    fn uncanonical_move(mv: Self::Move, sym: &Self::Symmetry) -> Self::Move;
+
+    /// What a console game shows after its last move, before the result
+    /// line: the final board (Notakto: nothing, every board is dead).
+    fn final_render(&self) -> Option<String> {
+        Some(self.render())
+    }
+
+    /// The seats a student's AI is graded in by default.
+    fn graded_seats(_opts: &GameOptions) -> Vec<Seat> {
+        vec![Seat::One, Seat::Two]
+    }
+
+    /// What grading requires of the AI in `seats`, in words.
+    fn requirement_text(opts: &GameOptions, seats: &[Seat]) -> String;
+
+    /// The options that matter for this game, in words (`3 boards`).
+    fn describe_options(_opts: &GameOptions) -> String {
+        "standard board".to_string()
+    }
+
     /// How many board symmetries the game has: 8 (those of the square) for
     /// all three games, applied to every board at once. Symmetry 0 is the
     /// identity.
@@ -338,6 +398,15 @@ pub trait Game:
     fn map_move(mv: Self::Move, _k: usize) -> Self::Move {
         mv
     }
+}
+
+/// Seats in words: `player 1`, `player 1 and player 2`.
+pub fn seats_text(seats: &[Seat]) -> String {
+    seats
+        .iter()
+        .map(|s| format!("player {}", s.number()))
+        .collect::<Vec<_>>()
+        .join(" and ")
 }
 
 /// A canonical form of a whole game (its move list) up to board symmetry:
@@ -404,13 +473,40 @@ pub(crate) mod consistency {
     use rand_chacha::ChaCha8Rng;
     use std::collections::HashSet;
 
+    /// The canonical form of `pos`: its symmetric `images` (one per
+    /// symmetry) have the same one, it has as many moves as `pos`, and its
+    /// moves (a few of them, for speed) map back to legal moves of `pos`
+    /// that lead to equivalent positions.
+    fn check_canonical<G: Game, R: Rng>(pos: &G, images: &[G], rng: &mut R) {
+        let (canon, sym) = pos.canonical();
+        let text = pos.to_string();
+        for (k, image) in images.iter().enumerate() {
+            assert_eq!(image.canonical().0, canon, "symmetry {k} of {text}");
+        }
+        let moves = canon.legal_moves();
+        assert_eq!(moves.len(), pos.legal_moves().len(), "{text}");
+        for _ in 0..moves.len().min(3) {
+            let mv = moves[rng.random_range(0..moves.len())];
+            let back = G::uncanonical_move(mv, &sym);
+            assert!(
+                pos.is_legal(back),
+                "{mv} of {canon} maps to {back}, not legal in {text}"
+            );
+            let (mut a, mut b) = (canon.clone(), pos.clone());
+            a.play_unchecked(mv);
+            b.play_unchecked(back);
+            assert_eq!(a.canonical().0, b.canonical().0, "{mv} / {back} in {text}");
+        }
+    }
+
     /// Plays `games` random games and checks, at every position: legal moves
     /// agree with `is_legal`, have no duplicates, a finished game has none,
-    /// and position and move texts round-trip.
+    /// position and move texts round-trip, and canonical forms are right.
     pub fn check<G: Game>(opts: &GameOptions, games: usize, seed: u64) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         for _ in 0..games {
             let mut pos = G::start(opts);
+            let mut images = vec![pos.clone(); G::symmetry_count()];
             loop {
                 let text = pos.to_string();
                 let back: G = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -429,7 +525,13 @@ pub(crate) mod consistency {
                     break;
                 }
                 assert!(!moves.is_empty(), "unfinished game without moves: {text}");
+                check_canonical(&pos, &images, &mut rng);
                 let mv = pos.random_move(&mut rng).unwrap();
+                for (k, image) in images.iter_mut().enumerate() {
+                    image
+                        .play(G::map_move(mv, k))
+                        .unwrap_or_else(|e| panic!("{text}: {e}"));
+                }
                 let ply = pos.ply();
                 let mover = pos.to_move();
                 pos.play(mv).unwrap();

@@ -13,7 +13,7 @@ use std::str::FromStr;
 
 use rand::Rng;
 
-use super::grid::{has_line, nth_set_bit, FULL};
+use super::grid::{has_line, map_bits, nth_set_bit, FULL, SYMMETRIES};
 use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
 
 /// The most boards a game can have (letters A to Z).
@@ -217,9 +217,35 @@ impl FromStr for Notakto {
     }
 }
 
+/// How a Notakto position was reduced to its canonical form: each board
+/// turned by its own symmetry of the square, then the boards reordered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoardsSymmetry {
+    /// The symmetry (`grid::SYMMETRIES` index) of each original board.
+    turns: Vec<u8>,
+    /// Canonical board `j` is original board `order[j]`.
+    order: Vec<u8>,
+}
+
 impl Game for Notakto {
     type Move = NotaktoMove;
     const KIND: GameKind = GameKind::Notakto;
+    const RULES: &'static str = "Both players mark X on several 3x3 boards. A board with three X \
+        in a line is dead and takes no more moves. Whoever kills the last live board loses.";
+    const MOVE_HELP: &'static str =
+        "type a board letter and a cell number 0-8, e.g. A6, and press Enter";
+    const COMPLIANCE: &'static [(&'static str, &'static [&'static str])] = &[
+        ("opening", &[]),
+        ("opening, second player", &["B4"]),
+        ("midgame", &["A4", "B0", "C8", "A0", "B8"]),
+        ("a dead board", &["A0", "A1", "A2"]),
+        ("a dead board", &["A0", "A1", "A2", "B4"]),
+        (
+            "two dead boards, one live",
+            &["A0", "A1", "A2", "B0", "B4", "B8"],
+        ),
+    ];
+    type Symmetry = BoardsSymmetry;
 
     fn start(opts: &GameOptions) -> Self {
         Notakto::new(opts.boards as usize)
@@ -341,8 +367,96 @@ impl Game for Notakto {
     fn map_move(mv: NotaktoMove, k: usize) -> NotaktoMove {
         NotaktoMove {
             board: mv.board,
-            cell: crate::game::grid::SYMMETRIES[k % 8][(mv.cell % 9) as usize],
+            cell: SYMMETRIES[k % 8][(mv.cell % 9) as usize],
         }
+    }
+
+    /// Boards are independent and interchangeable: each is turned to its
+    /// smallest image (as text, `.` < `X`), every dead board becomes the
+    /// same three in a row (only the parity of the number of X, whose turn
+    /// it is, matters: one of them gets a fourth X when needed), and the
+    /// boards are sorted.
+    fn canonical(&self) -> (Self, BoardsSymmetry) {
+        // Smaller key = smaller text: cell 0 is the most significant.
+        let key = |m: u16| (0..9).fold(0u16, |acc, i| acc << 1 | (m >> i) & 1);
+        let count = self.count as usize;
+        let mut boards: Vec<(u16, usize, u8)> = (0..count)
+            .map(|b| {
+                let m = self.boards[b];
+                let (k, img) = SYMMETRIES
+                    .iter()
+                    .enumerate()
+                    .map(|(k, s)| (k as u8, map_bits(m, s)))
+                    .min_by_key(|&(k, img)| (key(img), k))
+                    .unwrap_or((0, m));
+                (img, b, k)
+            })
+            .collect();
+        let xs = |m: u16| m.count_ones();
+        let before: u32 = boards.iter().map(|b| xs(b.0)).sum();
+        const DEAD: u16 = 0b000_000_111;
+        for b in boards.iter_mut() {
+            if has_line(b.0) {
+                b.0 = DEAD;
+            }
+        }
+        let after: u32 = boards.iter().map(|b| xs(b.0)).sum();
+        if (before + after) % 2 == 1 {
+            if let Some(b) = boards.iter_mut().find(|b| b.0 == DEAD) {
+                b.0 = DEAD | 1 << 3;
+            }
+        }
+        boards.sort_by_key(|&(m, orig, k)| (key(m), orig, k));
+        let mut turns = vec![0u8; count];
+        for b in &boards {
+            turns[b.1] = b.2;
+        }
+        let order = boards.iter().map(|b| b.1 as u8).collect();
+        let masks: Vec<u16> = boards.iter().map(|b| b.0).collect();
+        let canon = Notakto::from_boards(&masks).unwrap_or_else(|_| self.clone());
+        (canon, BoardsSymmetry { turns, order })
+    }
+
+    fn uncanonical_move(mv: NotaktoMove, sym: &BoardsSymmetry) -> NotaktoMove {
+        let board = sym
+            .order
+            .get(mv.board as usize)
+            .copied()
+            .unwrap_or(mv.board);
+        let k = sym.turns.get(board as usize).copied().unwrap_or(0);
+        let s = &SYMMETRIES[(k % 8) as usize];
+        let cell = s
+            .iter()
+            .position(|&c| c == mv.cell)
+            .unwrap_or(mv.cell as usize) as u8;
+        NotaktoMove { board, cell }
+    }
+
+    /// Every board is dead at the end: there is nothing left to draw.
+    fn final_render(&self) -> Option<String> {
+        None
+    }
+
+    /// The winning seat: player 1 with an odd number of boards, player 2
+    /// with an even number.
+    fn graded_seats(opts: &GameOptions) -> Vec<Seat> {
+        if opts.boards % 2 == 1 {
+            vec![Seat::One]
+        } else {
+            vec![Seat::Two]
+        }
+    }
+
+    fn requirement_text(opts: &GameOptions, seats: &[Seat]) -> String {
+        format!(
+            "win every game as {} with {} boards",
+            super::seats_text(seats),
+            opts.boards
+        )
+    }
+
+    fn describe_options(opts: &GameOptions) -> String {
+        format!("{} boards", opts.boards)
     }
 
     fn random_move<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<NotaktoMove> {
@@ -378,6 +492,21 @@ impl Game for Notakto {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn canonical_forms_ignore_board_order_and_each_boards_turn() {
+        let a: Notakto = "X......../........./.........".parse().unwrap();
+        let b: Notakto = "........./........X/.........".parse().unwrap();
+        assert_eq!(a.canonical().0, b.canonical().0);
+        // Dead boards are all alike; only the parity of X counts.
+        let c: Notakto = "XXX....../X........".parse().unwrap();
+        let d: Notakto = "..X.X.X../........X".parse().unwrap();
+        assert_eq!(c.canonical().0, d.canonical().0);
+        let (canon, sym) = d.canonical();
+        for mv in canon.legal_moves() {
+            assert!(d.is_legal(Notakto::uncanonical_move(mv, &sym)));
+        }
+    }
     use crate::game::{consistency, perft};
 
     #[test]

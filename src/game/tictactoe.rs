@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use rand::Rng;
 
-use super::grid::{count9, has_line, nth_bit_mask, nth_set_bit, FULL, SYMMETRIES};
+use super::grid::{count9, has_line, map_bits, nth_bit_mask, nth_set_bit, FULL, SYMMETRIES};
 use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
 
 /// A tic-tac-toe cell, 0..=8 row-major. Its text is the digit.
@@ -169,6 +169,20 @@ impl FromStr for TicTacToe {
 impl Game for TicTacToe {
     type Move = Cell;
     const KIND: GameKind = GameKind::TicTacToe;
+    const RULES: &'static str = "Players take turns marking a cell of a 3x3 board (player 1 is X, \
+        player 2 is O). Three of your marks in a row, column or diagonal win; a full board \
+        without a line is a draw.";
+    const MOVE_HELP: &'static str =
+        "type a cell number 0-8 (row by row: 0 is top left, 8 bottom right) and press Enter";
+    const COMPLIANCE: &'static [(&'static str, &'static [&'static str])] = &[
+        ("opening", &[]),
+        ("opening, second player", &["4"]),
+        ("midgame", &["0", "4", "8"]),
+        ("midgame", &["0", "4", "8", "2"]),
+        ("one legal move", &["0", "1", "2", "4", "3", "5", "7", "6"]),
+    ];
+    /// The index of a symmetry of the square (`grid::SYMMETRIES`).
+    type Symmetry = u8;
 
     fn start(_opts: &GameOptions) -> Self {
         Self::default()
@@ -270,6 +284,78 @@ impl Game for TicTacToe {
         Cell(SYMMETRIES[k % 8][(mv.0 % 9) as usize])
     }
 
+    /// The image under the 8 symmetries of the square whose text is the
+    /// smallest (`.` < `O` < `X`, cell 0 first).
+    fn canonical(&self) -> (Self, u8) {
+        let key = |x: u16, o: u16| {
+            (0..9).fold(0u32, |acc, i| {
+                acc * 3
+                    + if x & (1 << i) != 0 {
+                        2
+                    } else {
+                        u32::from(o & (1 << i) != 0)
+                    }
+            })
+        };
+        let mut best = (u32::MAX, *self, 0u8);
+        for (k, sym) in SYMMETRIES.iter().enumerate() {
+            let (x, o) = (map_bits(self.x, sym), map_bits(self.o, sym));
+            let kk = key(x, o);
+            if kk < best.0 {
+                best = (kk, TicTacToe { x, o }, k as u8);
+            }
+        }
+        (best.1, best.2)
+    }
+
+    fn uncanonical_move(mv: Cell, sym: &u8) -> Cell {
+        let s = &SYMMETRIES[(*sym % 8) as usize];
+        let original = s.iter().position(|&c| c == mv.0).unwrap_or(mv.0 as usize);
+        Cell(original as u8)
+    }
+
+    /// Also the "find the winner" exercise's JSON list of `[row, col]`
+    /// pairs: `[[0,0],[1,1]]`.
+    fn split_moves(text: &str) -> Result<Vec<String>, ParseError> {
+        if !text.trim_start().starts_with('[') {
+            return Ok(text
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|m| !m.is_empty())
+                .map(str::to_string)
+                .collect());
+        }
+        let pairs: Vec<Vec<i64>> = serde_json::from_str(text).map_err(|e| {
+            ParseError::new(format!(
+                "moves are not a JSON list of [row, col] pairs: {e}"
+            ))
+        })?;
+        pairs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match p.as_slice() {
+                [r, c] => u8::try_from(*r)
+                    .ok()
+                    .zip(u8::try_from(*c).ok())
+                    .and_then(|(r, c)| Cell::from_row_col(r, c))
+                    .map(|c| c.to_string())
+                    .ok_or_else(|| {
+                        ParseError::new(format!(
+                            "move {} (index {i}) [{r}, {c}]: row and column must be 0-2",
+                            i + 1
+                        ))
+                    }),
+                _ => Err(ParseError::new(format!(
+                    "move {} (index {i}): expected a [row, col] pair, got {p:?}",
+                    i + 1
+                ))),
+            })
+            .collect()
+    }
+
+    fn requirement_text(_opts: &GameOptions, seats: &[Seat]) -> String {
+        format!("never lose, as {}", super::seats_text(seats))
+    }
+
     #[inline]
     fn random_move<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<Cell> {
         if self.outcome().is_some() {
@@ -347,6 +433,14 @@ impl Game for TicTacToe {
 mod tests {
     use super::*;
     use crate::game::{consistency, perft};
+
+    #[test]
+    fn mirror_images_share_a_canonical_form() {
+        let c: TicTacToe = "X...O....".parse().unwrap();
+        let d: TicTacToe = "....O...X".parse().unwrap();
+        assert_eq!(c.canonical().0, d.canonical().0);
+        assert_eq!(c.canonical().0.to_string(), "....O...X");
+    }
 
     #[test]
     fn perft_table() {

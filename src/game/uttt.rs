@@ -394,9 +394,68 @@ impl FromStr for Uttt {
     }
 }
 
+/// The position text of the image of `text` under symmetry `k`.
+fn map_position_text(text: &str, k: u8) -> String {
+    let s = &crate::game::grid::SYMMETRIES[(k % 8) as usize];
+    let mut parts = text.split('/');
+    let (Some(cells), Some(forced), Some(won)) = (parts.next(), parts.next(), parts.next()) else {
+        return text.to_string();
+    };
+    let (cells, won) = (cells.as_bytes(), won.as_bytes());
+    if cells.len() != 81 || won.len() != 9 {
+        return text.to_string();
+    }
+    let mut new_cells = [b'.'; 81];
+    let mut new_won = [b'.'; 9];
+    for b in 0..9 {
+        new_won[s[b] as usize] = won[b];
+        for c in 0..9 {
+            new_cells[s[b] as usize * 9 + s[c] as usize] = cells[b * 9 + c];
+        }
+    }
+    let forced = match forced.parse::<usize>() {
+        Ok(f) if f < 9 => s[f].to_string(),
+        _ => forced.to_string(),
+    };
+    format!(
+        "{}/{forced}/{}",
+        String::from_utf8_lossy(&new_cells),
+        String::from_utf8_lossy(&new_won)
+    )
+}
+
 impl Game for Uttt {
     type Move = UtttMove;
     const KIND: GameKind = GameKind::Uttt;
+    const RULES: &'static str = "Nine tic-tac-toe boards in a 3x3 grid (player 1 is X, player 2 \
+        is O). The cell you play sends your opponent to the board with that number; if that \
+        board is finished, they may play in any open board. Win three boards in a line to win.";
+    const MOVE_HELP: &'static str = "type a board number and a cell number, both 0-8 row by row, \
+        separated by a space, e.g. 4 4, and press Enter";
+    const COMPLIANCE: &'static [(&'static str, &'static [&'static str])] = &[
+        ("opening (free board)", &[]),
+        ("forced board", &["4 0"]),
+        ("forced board", &["4 0", "0 4"]),
+        (
+            "free choice: sent to a won board",
+            &["4 0", "0 4", "4 1", "1 4", "4 2", "2 4"],
+        ),
+        (
+            "free choice: sent to a won board",
+            &["4 0", "0 4", "4 1", "1 4", "4 2", "2 4", "3 4"],
+        ),
+        (
+            "one legal move",
+            &[
+                "8 3", "3 8", "8 7", "7 8", "8 5", "5 6", "6 6", "6 8", "8 1", "1 3", "3 1", "1 1",
+                "1 4", "4 1", "1 8", "8 6", "6 5", "5 8", "8 0", "0 4", "4 7", "7 4", "4 5", "5 4",
+                "4 2", "2 8", "8 8", "8 4", "4 8",
+            ],
+        ),
+    ];
+    /// The index of a symmetry of the square (`grid::SYMMETRIES`), applied
+    /// to the grid of boards and to every board at once.
+    type Symmetry = u8;
 
     fn start(_opts: &GameOptions) -> Self {
         Uttt::default()
@@ -574,6 +633,56 @@ impl Game for Uttt {
             board: s[(mv.board % 9) as usize],
             cell: s[(mv.cell % 9) as usize],
         }
+    }
+
+    /// The image under the 8 symmetries of the square (of the grid and of
+    /// every board at once) whose position text is the smallest.
+    fn canonical(&self) -> (Self, u8) {
+        let text = self.to_string();
+        let mut best: Option<(String, u8)> = None;
+        for k in 0..8u8 {
+            let image = map_position_text(&text, k);
+            if best.as_ref().is_none_or(|(t, _)| image < *t) {
+                best = Some((image, k));
+            }
+        }
+        match best.and_then(|(t, k)| t.parse().ok().map(|p| (p, k))) {
+            Some(found) => found,
+            None => (*self, 0),
+        }
+    }
+
+    fn uncanonical_move(mv: UtttMove, sym: &u8) -> UtttMove {
+        let s = &crate::game::grid::SYMMETRIES[(*sym % 8) as usize];
+        let back = |c: u8| s.iter().position(|&x| x == c).unwrap_or(c as usize) as u8;
+        UtttMove {
+            board: back(mv.board),
+            cell: back(mv.cell),
+        }
+    }
+
+    /// Split by commas when there are any, else by pairing the numbers up
+    /// (a move is two numbers: `4 4 4 0` is two moves).
+    fn split_moves(text: &str) -> Result<Vec<String>, ParseError> {
+        let t = text.trim();
+        if t.starts_with('[') {
+            return Err(ParseError::new(
+                "the JSON [row, col] form is for tictactoe; use move texts for uttt",
+            ));
+        }
+        if t.contains(',') {
+            return Ok(t
+                .split(',')
+                .map(|m| m.trim().to_string())
+                .filter(|m| !m.is_empty())
+                .collect());
+        }
+        let nums: Vec<&str> = t.split_whitespace().collect();
+        Ok(nums.chunks(2).map(|c| c.join(" ")).collect())
+    }
+
+    fn requirement_text(_opts: &GameOptions, _seats: &[Seat]) -> String {
+        "score thresholds against random, greedy and optimal".into()
     }
 
     #[inline]

@@ -334,7 +334,7 @@ pub fn explore<G: Solved>(
     let hasher = std::hash::RandomState::new();
     let key = |p: &G| {
         if canonical {
-            canonical_form(p).0
+            p.canonical().0
         } else {
             p.clone()
         }
@@ -343,14 +343,14 @@ pub fn explore<G: Solved>(
     // the node's position when keys are positions.
     let hash_of = |p: &G| {
         if canonical {
-            hasher.hash_one(canonical_form(p).0)
+            hasher.hash_one(p.canonical().0)
         } else {
             hasher.hash_one(p)
         }
     };
     let has_key = |p: &G, k: &G| {
         if canonical {
-            canonical_form(p).0 == *k
+            p.canonical().0 == *k
         } else {
             p == k
         }
@@ -478,8 +478,8 @@ pub fn explore<G: Solved>(
             let pos = nodes[i as usize].0.clone();
             let answer = match answer {
                 Ok(m) if canonical => {
-                    let (_, t) = canonical_form(&pos);
-                    Ok(unmap_move::<G>(m, &t))
+                    let (_, sym) = pos.canonical();
+                    Ok(G::uncanonical_move(m, &sym))
                 }
                 other => other,
             };
@@ -570,123 +570,6 @@ fn line_to<G: Game>(nodes: &Nodes<G>, mut i: u32, last: Option<G::Move>) -> Vec<
     rev
 }
 
-/// How a position was reduced to its canonical form: each board turned by
-/// its own symmetry of the square (`ks[i]` for original board `i`; one
-/// board in tic-tac-toe), then the boards reordered so that canonical board
-/// `j` is original board `order[j]` (Notakto's boards are interchangeable
-/// and independent).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Transform {
-    ks: Vec<usize>,
-    order: Vec<usize>,
-}
-
-/// The position reduced by the game's symmetries (the 8 of the square, and
-/// for Notakto the order of the boards), with the reduction used. Games
-/// without that symmetry here (UTTT) come back unchanged.
-pub fn canonical_form<G: Game>(pos: &G) -> (G, Transform) {
-    use crate::game::GameKind;
-    let unchanged = || {
-        (
-            pos.clone(),
-            Transform {
-                ks: Vec::new(),
-                order: Vec::new(),
-            },
-        )
-    };
-    if !matches!(G::KIND, GameKind::TicTacToe | GameKind::Notakto) {
-        return unchanged();
-    }
-    let text = pos.to_string();
-    let mut boards: Vec<(String, usize, usize)> = Vec::new();
-    for (n, board) in text.split('/').enumerate() {
-        let b = board.as_bytes();
-        if b.len() != 9 {
-            return unchanged();
-        }
-        let mut best: Option<([u8; 9], usize)> = None;
-        for (k, sym) in crate::game::grid::SYMMETRIES.iter().enumerate() {
-            let mut cells = [b'.'; 9];
-            for (i, &c) in b.iter().enumerate() {
-                cells[sym[i] as usize] = c;
-            }
-            if best.is_none_or(|(c, _)| cells < c) {
-                best = Some((cells, k));
-            }
-        }
-        let Some((cells, k)) = best else {
-            return unchanged();
-        };
-        boards.push((String::from_utf8_lossy(&cells).into_owned(), n, k));
-    }
-    if G::KIND == GameKind::Notakto {
-        // A dead board's cells no longer matter, only the parity of the
-        // total number of X (whose turn it is): every dead board becomes
-        // the same three-in-a-row, one of them with a fourth X if the
-        // parity needs it.
-        let xs = |t: &str| t.bytes().filter(|&c| c == b'X').count();
-        let before: usize = boards.iter().map(|b| xs(&b.0)).sum();
-        let mut fixed = false;
-        for b in boards.iter_mut() {
-            if crate::game::grid::has_line(mask_of(&b.0)) {
-                b.0 = "XXX......".to_string();
-            }
-        }
-        let after: usize = boards.iter().map(|b| xs(&b.0)).sum();
-        if !(before + after).is_multiple_of(2) {
-            for b in boards.iter_mut() {
-                if !fixed && b.0 == "XXX......" {
-                    b.0 = "XXXX.....".to_string();
-                    fixed = true;
-                }
-            }
-        }
-    }
-    boards.sort();
-    let mut ks = vec![0; boards.len()];
-    for b in &boards {
-        ks[b.1] = b.2;
-    }
-    let order = boards.iter().map(|b| b.1).collect();
-    let texts: Vec<&str> = boards.iter().map(|b| b.0.as_str()).collect();
-    match texts.join("/").parse::<G>() {
-        Ok(p) => (p, Transform { ks, order }),
-        Err(_) => unchanged(),
-    }
-}
-
-fn mask_of(board: &str) -> u16 {
-    board
-        .bytes()
-        .enumerate()
-        .filter(|&(_, c)| c == b'X')
-        .fold(0, |m, (i, _)| m | 1 << i)
-}
-
-/// Maps a move chosen in the canonical position back to the original one.
-pub fn unmap_move<G: Game>(mv: G::Move, t: &Transform) -> G::Move {
-    let text = mv.to_string();
-    let bytes = text.as_bytes();
-    let (board, cell) = match bytes {
-        [d @ b'0'..=b'8'] => (0usize, (d - b'0') as usize),
-        [l @ b'A'..=b'Z', d @ b'0'..=b'8'] => {
-            let j = (l - b'A') as usize;
-            (t.order.get(j).copied().unwrap_or(j), (d - b'0') as usize)
-        }
-        _ => return mv,
-    };
-    let k = t.ks.get(board).copied().unwrap_or(0);
-    let sym = &crate::game::grid::SYMMETRIES[k % 8];
-    let original = sym.iter().position(|&c| c as usize == cell).unwrap_or(cell);
-    let mapped = if bytes.len() == 2 {
-        format!("{}{original}", (b'A' + board as u8) as char)
-    } else {
-        original.to_string()
-    };
-    G::parse_move(&mapped).unwrap_or(mv)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -767,15 +650,5 @@ mod tests {
         let full = explore::<Notakto>(&opts1, Seat::One, &mut o, false, |_| {});
         assert!(full.failure.is_none());
         assert_eq!(full.kept, full.won_positions);
-    }
-
-    #[test]
-    fn canonical_forms_agree_across_symmetric_positions() {
-        let a: Notakto = "X......../........./.........".parse().unwrap();
-        let b: Notakto = "........./........X/.........".parse().unwrap();
-        assert_eq!(canonical_form(&a).0, canonical_form(&b).0);
-        let c: TicTacToe = "X...O....".parse().unwrap();
-        let d: TicTacToe = "....O...X".parse().unwrap();
-        assert_eq!(canonical_form(&c).0, canonical_form(&d).0);
     }
 }

@@ -13,16 +13,23 @@
 //! reach against every opponent line, which proves the requirement or finds
 //! a refutation.
 
+pub mod class;
 pub mod exhaustive;
 
-use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
 
 use crate::bot::tictactoe as ttt_bot;
 use crate::bot::{notakto as nk_bot, BotSpec, BuiltinBots, TimeControl};
-use crate::game::{Game, GameOptions, Notakto, Outcome, Seat, TicTacToe};
+use crate::game::{Game, GameKind, GameOptions, Notakto, Outcome, Seat, TicTacToe, Uttt};
+use crate::output::Observer;
 use crate::record::GameRecord;
 use crate::runner::{run_games, Entrant, Pairing, RunConfig};
 use crate::seed;
+use crate::standings::Wdl;
 
 /// Games with a perfect solver, which grading uses to judge every move.
 pub trait Solved: BuiltinBots {
@@ -73,21 +80,324 @@ impl Solved for Notakto {
     }
 }
 
+/// How grading asks the bot.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GradeMode {
+    /// Games against `optimal` (and, for UTTT, `random` and `greedy`).
+    #[default]
+    Sampled,
+    /// Every position the bot can reach against every opponent line.
+    Exhaustive,
+    /// The same, one position asked per symmetry class.
+    ExhaustiveCanonical,
+}
+
+impl GradeMode {
+    /// Whether the bot is asked at every reachable position.
+    pub fn is_exhaustive(self) -> bool {
+        self != GradeMode::Sampled
+    }
+}
+
+/// UTTT pass thresholds: the score needed against each built-in, in percent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Thresholds {
+    /// Against `random`.
+    pub random: f64,
+    /// Against `greedy`.
+    pub greedy: f64,
+    /// Against `optimal`.
+    pub optimal: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            random: 95.0,
+            greedy: 0.0,
+            optimal: 0.0,
+        }
+    }
+}
+
+/// Everything that fixes how one bot is graded.
+#[derive(Clone, Debug)]
+pub struct GradeConfig {
+    /// Game options (Notakto boards).
+    pub options: GameOptions,
+    /// The seats graded (`None`: the game's graded seats, Notakto's winning
+    /// seat, both otherwise).
+    pub seats: Option<Vec<Seat>>,
+    /// Games per seat in sampled mode (per opponent for UTTT).
+    pub games: u64,
+    /// How the bot is asked.
+    pub mode: GradeMode,
+    /// Master seed.
+    pub seed: u64,
+    /// Bot processes or games at once.
+    pub jobs: usize,
+    /// UTTT pass thresholds.
+    pub thresholds: Thresholds,
+    /// Time control for the bot.
+    pub time: TimeControl,
+    /// A run folder for every sampled game.
+    pub out: Option<PathBuf>,
+}
+
+impl Default for GradeConfig {
+    fn default() -> Self {
+        GradeConfig {
+            options: GameOptions::default(),
+            seats: None,
+            games: 100,
+            mode: GradeMode::Sampled,
+            seed: 1,
+            jobs: 1,
+            thresholds: Thresholds::default(),
+            time: TimeControl::default(),
+            out: None,
+        }
+    }
+}
+
+impl GradeConfig {
+    /// The seats graded for game `G`.
+    pub fn seats_for<G: Game>(&self) -> Vec<Seat> {
+        self.seats
+            .clone()
+            .unwrap_or_else(|| G::graded_seats(&self.options))
+    }
+}
+
+/// Games a student's AI can be graded in, each its own way: solved games
+/// against perfect play, UTTT by score against the built-ins.
+pub trait Gradable: BuiltinBots {
+    /// Grades `spec` (shown as `name`) by `cfg`, telling `observer` how far
+    /// it is.
+    fn grade_bot(
+        spec: &BotSpec,
+        name: &str,
+        cfg: &GradeConfig,
+        observer: &dyn Observer,
+    ) -> anyhow::Result<GradeReport>;
+}
+
+impl Gradable for TicTacToe {
+    fn grade_bot(
+        spec: &BotSpec,
+        name: &str,
+        cfg: &GradeConfig,
+        observer: &dyn Observer,
+    ) -> anyhow::Result<GradeReport> {
+        grade_solved::<TicTacToe>(spec, name, cfg, observer)
+    }
+}
+
+impl Gradable for Notakto {
+    fn grade_bot(
+        spec: &BotSpec,
+        name: &str,
+        cfg: &GradeConfig,
+        observer: &dyn Observer,
+    ) -> anyhow::Result<GradeReport> {
+        grade_solved::<Notakto>(spec, name, cfg, observer)
+    }
+}
+
+impl Gradable for Uttt {
+    fn grade_bot(
+        spec: &BotSpec,
+        name: &str,
+        cfg: &GradeConfig,
+        _observer: &dyn Observer,
+    ) -> anyhow::Result<GradeReport> {
+        grade_scored(spec, name, cfg)
+    }
+}
+
+/// Grades the bot named `bot` in game `kind`.
+pub fn grade(
+    kind: GameKind,
+    bot: &str,
+    cfg: &GradeConfig,
+    observer: &dyn Observer,
+) -> anyhow::Result<GradeReport> {
+    crate::with_game!(kind, G => {
+        let spec = BotSpec::resolve::<G>(bot).with_context(|| format!("bot '{bot}'"))?;
+        G::grade_bot(&spec, bot, cfg, observer)
+    })
+}
+
+fn write_records(cfg: &GradeConfig, records: &[GameRecord]) -> anyhow::Result<()> {
+    let Some(dir) = &cfg.out else { return Ok(()) };
+    let (folder, games) = crate::journal::RunFolder::open(dir)?;
+    if let Some(t) = &games.torn {
+        eprintln!("referee: {t}; it was cut off");
+    }
+    for r in records {
+        folder.append(r)?;
+    }
+    Ok(())
+}
+
+/// Grades a bot in a solved game: exhaustively or by sampled games against
+/// `optimal`, every move judged by the solver.
+fn grade_solved<G: Solved>(
+    spec: &BotSpec,
+    name: &str,
+    cfg: &GradeConfig,
+    observer: &dyn Observer,
+) -> anyhow::Result<GradeReport> {
+    let options = cfg.options;
+    let seats = cfg.seats_for::<G>();
+    for &s in &seats {
+        if G::requirement(&options, s) < 0 {
+            bail!(
+                "player {} cannot avoid losing {} with {} board(s) against perfect play; \
+                 grade the winning seat",
+                s.number(),
+                G::KIND,
+                options.boards
+            );
+        }
+    }
+    let started = Instant::now();
+    let mut report = GradeReport {
+        game: G::KIND.name().into(),
+        bot: name.to_string(),
+        mode: cfg.mode,
+        requirement: G::requirement_text(&options, &seats),
+        ..GradeReport::default()
+    };
+    if cfg.mode.is_exhaustive() {
+        if cfg.mode == GradeMode::ExhaustiveCanonical {
+            report.note = "canonical: one position per symmetry class was asked (a bot that \
+                           plays symmetric positions alike gets the same verdict as in full \
+                           exhaustive mode)"
+                .into();
+        }
+        let (mut won, mut kept) = (0u64, 0u64);
+        for &seat in &seats {
+            let mut oracles: Vec<Box<dyn exhaustive::Oracle<G>>> = Vec::new();
+            for _ in 0..cfg.jobs.max(1) {
+                oracles.push(
+                    exhaustive::make_oracle::<G>(spec, seat, cfg.time, cfg.seed)
+                        .map_err(|e| anyhow::anyhow!("bot '{name}': {e}"))?,
+                );
+            }
+            observer.begin(&format!("positions (player {seat})"), None, 0);
+            let mut shown = 0;
+            let canonical = cfg.mode == GradeMode::ExhaustiveCanonical;
+            let r = exhaustive::explore::<G>(&options, seat, &mut oracles, canonical, |n| {
+                observer.advance(n.saturating_sub(shown));
+                shown = n;
+            });
+            observer.end();
+            report.positions_checked += r.positions;
+            won += r.won_positions;
+            kept += r.kept;
+            if let Some(f) = r.failure {
+                report.failures.push(f);
+                break;
+            }
+        }
+        report.accuracy = (won > 0).then(|| kept as f64 / won as f64);
+        report.passed = report.failures.is_empty();
+    } else {
+        let optimal = BotSpec::resolve::<G>("optimal")?;
+        let sampled = SampledConfig {
+            options,
+            seats,
+            games: cfg.games,
+            time: cfg.time,
+            seed: cfg.seed,
+            jobs: cfg.jobs,
+        };
+        observer.begin("games", Some(cfg.games * sampled.seats.len() as u64), 0);
+        let student = "student";
+        let records = play_games::<G>(spec, student, &optimal, "optimal", &sampled, |_| {
+            observer.advance(1)
+        });
+        observer.end();
+        write_records(cfg, &records)?;
+        judge_sampled::<G>(&records, student, &options, &mut report);
+    }
+    report.elapsed_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Grades a UTTT bot by its score against `random`, `greedy` and
+/// `optimal`, each against its threshold.
+fn grade_scored(spec: &BotSpec, name: &str, cfg: &GradeConfig) -> anyhow::Result<GradeReport> {
+    if cfg.mode.is_exhaustive() {
+        bail!("--exhaustive needs a solved game (tictactoe or notakto); UTTT is graded by score");
+    }
+    let started = Instant::now();
+    let seats = cfg.seats_for::<Uttt>();
+    let mut report = GradeReport {
+        game: "uttt".into(),
+        bot: name.to_string(),
+        mode: GradeMode::Sampled,
+        requirement: Uttt::requirement_text(&GameOptions::default(), &seats),
+        ..GradeReport::default()
+    };
+    let mut all = Vec::new();
+    let t = cfg.thresholds;
+    for (opponent, threshold) in [
+        ("random", t.random),
+        ("greedy", t.greedy),
+        ("optimal", t.optimal),
+    ] {
+        let opp = BotSpec::resolve::<Uttt>(opponent)?;
+        let sampled = SampledConfig {
+            options: GameOptions::default(),
+            seats: seats.clone(),
+            games: cfg.games,
+            time: cfg.time,
+            seed: seed::derive(cfg.seed, &[opponent.len() as u64]),
+            jobs: cfg.jobs,
+        };
+        let records = play_games::<Uttt>(spec, "student", &opp, opponent, &sampled, |_| {});
+        let mut vs = Wdl::default();
+        for r in &records {
+            let seat = if r.players[0] == "student" {
+                Seat::One
+            } else {
+                Seat::Two
+            };
+            vs.add(r.points(seat));
+            if r.forfeit.as_ref().is_some_and(|f| f.seat == seat.number()) {
+                report.forfeits += 1;
+            }
+        }
+        report.games += vs.games();
+        report.wdl.wins += vs.wins;
+        report.wdl.draws += vs.draws;
+        report.wdl.losses += vs.losses;
+        let pct = 100.0 * vs.score();
+        report.scores.push(OpponentScore {
+            opponent: opponent.into(),
+            games: vs.games(),
+            points: vs.points(),
+            score_pct: pct,
+            threshold_pct: threshold,
+            passed: pct >= threshold,
+        });
+        all.extend(records);
+    }
+    write_records(cfg, &all)?;
+    report.passed = report.scores.iter().all(|s| s.passed);
+    report.elapsed_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
 /// The value of a finished game for `seat`: 1 win, 0 draw, -1 loss.
 pub fn outcome_value(o: Outcome, seat: Seat) -> i8 {
     match o {
         Outcome::Draw => 0,
         Outcome::Win(s) if s == seat => 1,
         Outcome::Win(_) => -1,
-    }
-}
-
-/// The seats graded by default: Notakto's winning seat; both otherwise.
-pub fn default_seats(kind: crate::game::GameKind, opts: &GameOptions) -> Vec<Seat> {
-    match kind {
-        crate::game::GameKind::Notakto if opts.boards % 2 == 1 => vec![Seat::One],
-        crate::game::GameKind::Notakto => vec![Seat::Two],
-        _ => vec![Seat::One, Seat::Two],
     }
 }
 
@@ -116,20 +426,17 @@ pub struct GradeReport {
     pub game: String,
     /// The bot's name.
     pub bot: String,
-    /// `sampled` or `exhaustive` (or `exhaustive-canonical`).
-    pub mode: String,
+    /// How the bot was asked.
+    pub mode: GradeMode,
     /// Whether the bot met the requirement.
     pub passed: bool,
     /// What was required, in words.
     pub requirement: String,
     /// Games played (sampled mode).
     pub games: u64,
-    /// Games the bot won.
-    pub wins: u64,
-    /// Games drawn.
-    pub draws: u64,
-    /// Games the bot lost.
-    pub losses: u64,
+    /// The bot's wins, draws and losses (`wins`, `draws`, `losses` in JSON).
+    #[serde(flatten)]
+    pub wdl: Wdl,
     /// Games the bot forfeited.
     pub forfeits: u64,
     /// Distinct positions the bot was asked about (exhaustive mode).
@@ -239,11 +546,7 @@ pub fn judge_sampled<G: Solved>(
         let seat = if seat == 0 { Seat::One } else { Seat::Two };
         report.games += 1;
         let v = outcome_value(r.outcome(), seat);
-        match v {
-            1 => report.wins += 1,
-            0 => report.draws += 1,
-            _ => report.losses += 1,
-        }
+        report.wdl.add(r.points(seat));
         let forfeited = r.forfeit.as_ref().is_some_and(|f| f.seat == seat.number());
         if forfeited {
             report.forfeits += 1;
@@ -321,23 +624,6 @@ pub fn judge_sampled<G: Solved>(
     report.passed = report.failures.is_empty() && report.games > 0;
 }
 
-/// The requirement in words.
-pub fn requirement_text(kind: crate::game::GameKind, opts: &GameOptions, seats: &[Seat]) -> String {
-    let who: Vec<String> = seats
-        .iter()
-        .map(|s| format!("player {}", s.number()))
-        .collect();
-    match kind {
-        crate::game::GameKind::Notakto => format!(
-            "win every game as {} with {} boards",
-            who.join(" and "),
-            opts.boards
-        ),
-        crate::game::GameKind::TicTacToe => format!("never lose, as {}", who.join(" and ")),
-        crate::game::GameKind::Uttt => "score thresholds against random, greedy and optimal".into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,7 +664,7 @@ mod tests {
         judge_sampled::<TicTacToe>(&recs, "greedy", &cfg.options, &mut report);
         assert_eq!(report.games, 200);
         assert!(!report.passed);
-        assert!(report.losses > 0);
+        assert!(report.wdl.losses > 0);
         let f = &report.failures[0];
         // The bad move is the last of the line, played from the position.
         let mut p: TicTacToe = f.position.parse().unwrap();
@@ -404,7 +690,7 @@ mod tests {
         let mut report = GradeReport::default();
         judge_sampled::<Notakto>(&recs, "student", &cfg.options, &mut report);
         assert!(report.passed, "{:?}", report.failures);
-        assert_eq!(report.wins, 50);
+        assert_eq!(report.wdl.wins, 50);
         assert_eq!(report.accuracy, Some(1.0));
     }
 }

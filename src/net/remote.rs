@@ -176,39 +176,6 @@ impl<G: Game> Remote<G> for V1Remote {
     }
 }
 
-/// The rules of each game in one paragraph, for the text greeting.
-pub(crate) fn rules(kind: GameKind) -> &'static str {
-    match kind {
-        GameKind::TicTacToe => {
-            "Players take turns marking a cell of a 3x3 board (player 1 is X, player 2 is O). \
-             Three of your marks in a row, column or diagonal win; a full board without a line is a draw."
-        }
-        GameKind::Notakto => {
-            "Both players mark X on several 3x3 boards. A board with three X in a line is dead \
-             and takes no more moves. Whoever kills the last live board loses."
-        }
-        GameKind::Uttt => {
-            "Nine tic-tac-toe boards in a 3x3 grid (player 1 is X, player 2 is O). The cell you \
-             play sends your opponent to the board with that number; if that board is finished, \
-             they may play in any open board. Win three boards in a line to win."
-        }
-    }
-}
-
-/// How to type a move in each game.
-pub(crate) fn move_help(kind: GameKind) -> &'static str {
-    match kind {
-        GameKind::TicTacToe => {
-            "type a cell number 0-8 (row by row: 0 is top left, 8 bottom right) and press Enter"
-        }
-        GameKind::Notakto => "type a board letter and a cell number 0-8, e.g. A6, and press Enter",
-        GameKind::Uttt => {
-            "type a board number and a cell number, both 0-8 row by row, separated by a space, \
-             e.g. 4 4, and press Enter"
-        }
-    }
-}
-
 /// A person with `nc`: boards, prompts, error lines and the running score.
 pub(crate) struct TextRemote<G: Game> {
     conn: Conn,
@@ -261,8 +228,8 @@ impl<G: Game> TextRemote<G> {
     fn help(&self) -> String {
         format!(
             "{}\nTo move, {}. Type 'help' to see this again, 'quit' to leave.\n",
-            rules(G::KIND),
-            move_help(G::KIND)
+            G::RULES,
+            G::MOVE_HELP
         )
     }
 }

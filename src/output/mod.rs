@@ -5,7 +5,9 @@
 //! (a bar on a terminal, a line every few seconds otherwise, nothing with
 //! `--json`).
 
+pub mod grade;
 mod progress;
+pub mod standings;
 
 pub use progress::{Observer, Progress, Silent};
 

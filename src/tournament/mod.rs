@@ -283,7 +283,10 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
 pub fn write_standings(folder: &RunFolder, summary: &Summary) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(&summary.to_json())? + "\n";
     folder.write_file("standings.json", json.as_bytes())?;
-    folder.write_file("standings.csv", summary.to_csv().as_bytes())?;
+    folder.write_file(
+        "standings.csv",
+        crate::output::standings::standings_csv(summary).as_bytes(),
+    )?;
     Ok(())
 }
 

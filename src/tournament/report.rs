@@ -3,10 +3,8 @@
 //! tables, JSON and CSV. All of it is computed from records only.
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use serde_json::{json, Value};
 
 use crate::game::Game;
@@ -191,138 +189,10 @@ impl Summary {
             "crosstable": crosstable,
         })
     }
-
-    /// The leaderboard as CSV (`standings.csv`).
-    pub fn to_csv(&self) -> String {
-        let mut out = String::from(
-            "rank,bot,games,points,score,wins,draws,losses,elo,elo_low,elo_high,forfeits",
-        );
-        for r in ForfeitReason::ALL {
-            let _ = write!(out, ",{r}");
-        }
-        out.push_str(",avg_move_us\n");
-        for (i, b) in self.standings.ranked().iter().enumerate() {
-            let (elo, lo, hi) = elo_interval(&b.total);
-            let _ = write!(
-                out,
-                "{},{},{},{},{:.4},{},{},{},{:.1},{:.1},{:.1},{}",
-                i + 1,
-                csv_field(&b.name),
-                b.total.games(),
-                b.total.points(),
-                b.total.score(),
-                b.total.wins,
-                b.total.draws,
-                b.total.losses,
-                elo,
-                lo,
-                hi,
-                b.forfeit_count()
-            );
-            for r in ForfeitReason::ALL {
-                let _ = write!(out, ",{}", b.forfeits.get(&r).copied().unwrap_or(0));
-            }
-            let _ = writeln!(out, ",{:.1}", b.avg_move_us());
-        }
-        out
-    }
-
-    /// The tables printed at the end of a run.
-    pub fn tables(&self) -> String {
-        let s = &self.standings;
-        let ranked = s.ranked();
-        let mut lead = Table::new();
-        lead.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
-            "rank",
-            "bot",
-            "games",
-            "points",
-            "score",
-            "W-D-L",
-            "Elo (95%)",
-            "forfeits",
-        ]);
-        for (i, b) in ranked.iter().enumerate() {
-            let (elo, lo, hi) = elo_interval(&b.total);
-            lead.add_row(vec![
-                (i + 1).to_string(),
-                b.name.clone(),
-                b.total.games().to_string(),
-                format!("{}", b.total.points()),
-                format!("{:.1}%", 100.0 * b.total.score()),
-                b.total.text(),
-                format!("{elo:+.0} [{lo:+.0}, {hi:+.0}]"),
-                b.forfeit_count().to_string(),
-            ]);
-        }
-
-        let mut cross = Table::new();
-        let mut header = vec![String::from("W-D-L")];
-        header.extend(ranked.iter().map(|b| b.name.clone()));
-        cross.load_preset(UTF8_FULL_CONDENSED).set_header(header);
-        for a in &ranked {
-            let mut row = vec![a.name.clone()];
-            for b in &ranked {
-                let cell = if a.name == b.name {
-                    "-".to_string()
-                } else {
-                    s.pairs
-                        .get(&a.name)
-                        .and_then(|r| r.get(&b.name))
-                        .map_or(String::new(), |w| w.text())
-                };
-                row.push(cell);
-            }
-            cross.add_row(row);
-        }
-
-        let mut ends = Table::new();
-        let mut header = vec!["bot", "wins", "draws", "losses"];
-        header.extend(ForfeitReason::ALL.iter().map(|r| r.name()));
-        ends.load_preset(UTF8_FULL_CONDENSED).set_header(header);
-        for b in &ranked {
-            let mut row = vec![
-                b.name.clone(),
-                b.total.wins.to_string(),
-                b.total.draws.to_string(),
-                b.total.losses.to_string(),
-            ];
-            row.extend(
-                ForfeitReason::ALL
-                    .iter()
-                    .map(|r| b.forfeits.get(r).copied().unwrap_or(0).to_string()),
-            );
-            ends.add_row(row);
-        }
-        let terms: Vec<String> = s
-            .terminations
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        format!(
-            "Leaderboard ({} games of {}, seed {})\n{lead}\n\nCrosstable (row's W-D-L against column)\n{cross}\n\n\
-             How games ended (forfeits are the ones the bot committed; {})\n{ends}\n\n\
-             Distinct games up to board symmetry: {} of {}\n",
-            s.games,
-            self.game,
-            self.seed,
-            if terms.is_empty() { "none".into() } else { terms.join(", ") },
-            self.distinct,
-            s.games
-        )
-    }
 }
 
 fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 #[cfg(test)]
