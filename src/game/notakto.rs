@@ -413,7 +413,7 @@ impl Game for Notakto {
         }
         let order = boards.iter().map(|b| b.1 as u8).collect();
         let masks: Vec<u16> = boards.iter().map(|b| b.0).collect();
-        let canon = Notakto::from_boards(&masks).unwrap_or_else(|_| self.clone());
+        let canon = Notakto::from_boards(&masks).unwrap_or(*self);
         (canon, BoardsSymmetry { turns, order })
     }
 
