@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use referee::bot::spec::ExternalSpec;
+use referee::bot::manifest::ExternalSpec;
 use referee::bot::{BuiltinSpec, TimeControl};
 use referee::game::{Game, GameOptions, Notakto, Seat};
 use referee::grade::exhaustive::{explore, Oracle, Pipelined};

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use referee::bot::affinity;
 use referee::bot::external::ExternalBot;
-use referee::bot::spec::{ExternalSpec, ResourceLimits};
+use referee::bot::manifest::{ExternalSpec, ResourceLimits};
 use referee::bot::{Bot, BotResult, BotSpec, TimeControl};
 use referee::game::{GameOptions, Seat, TicTacToe};
 use referee::record::Termination;

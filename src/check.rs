@@ -82,7 +82,7 @@ fn forfeit_text(f: &Forfeit) -> String {
 
 /// Runs every check of `spec` for game `G`.
 pub fn run_checks<G: BuiltinBots>(
-    spec: &crate::bot::spec::ExternalSpec,
+    spec: &crate::bot::manifest::ExternalSpec,
     opts: &crate::game::GameOptions,
     time: &TimeControl,
 ) -> anyhow::Result<CheckReport> {

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
-use crate::bot::spec::ExternalSpec;
+use crate::bot::manifest::ExternalSpec;
 use crate::bot::BotSpec;
 use crate::record::GameRecord;
 

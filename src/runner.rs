@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::bot::external::{ProcessPool, DEFAULT_POOL};
-use crate::bot::{affinity, Bot, BotError, BotSpec, BuiltinBots, Params, TimeControl};
+use crate::bot::{affinity, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{Game, GameOptions, Seat};
 use crate::record::{Forfeit, ForfeitReason, GameRecord};
 use crate::referee::{play_game, GameSetup};
@@ -76,45 +76,8 @@ pub fn opening<G: Game>(start: &G, plies: usize, opening_seed: u64) -> Vec<G::Mo
     moves
 }
 
-/// How to make one entrant's bot for each game, prepared once per run so
-/// that a built-in's parameters are not parsed again for every game.
-enum Maker {
-    Builtin(String, Params),
-    Other,
-}
-
-impl Maker {
-    fn new(spec: &BotSpec) -> Maker {
-        match spec {
-            BotSpec::Builtin(b) => match Params::parse(&b.name, &b.params) {
-                Ok(p) => Maker::Builtin(b.name.clone(), p),
-                // Bad parameters surface from `instantiate` as a start-up forfeit.
-                Err(_) => Maker::Other,
-            },
-            BotSpec::External(_) => Maker::Other,
-        }
-    }
-
-    fn make<G: BuiltinBots>(
-        &self,
-        spec: &BotSpec,
-        seed: u64,
-        time: &TimeControl,
-        pool: (&ProcessPool, u64),
-    ) -> Result<Box<dyn Bot<G>>, BotError> {
-        match self {
-            Maker::Builtin(name, params) => match G::make_builtin(name, params, seed)? {
-                Some(bot) => Ok(bot),
-                None => spec.instantiate::<G>(seed, time, Some(pool)),
-            },
-            Maker::Other => spec.instantiate::<G>(seed, time, Some(pool)),
-        }
-    }
-}
-
 fn play_prepared<G: BuiltinBots>(
     entrants: &[Entrant],
-    makers: &[Maker],
     cfg: &RunConfig,
     p: &Pairing,
     pool: &ProcessPool,
@@ -129,7 +92,9 @@ fn play_prepared<G: BuiltinBots>(
     let make = |seat: Seat| {
         let i = p.players[seat.index()];
         let bot_seed = seed::derive(p.seed, &[seat.number() as u64]);
-        makers[i].make::<G>(&entrants[i].spec, bot_seed, &cfg.time, (pool, i as u64))
+        entrants[i]
+            .spec
+            .instantiate::<G>(bot_seed, &cfg.time, Some((pool, i as u64)))
     };
     match (make(Seat::One), make(Seat::Two)) {
         (Ok(mut a), Ok(mut b)) => play_game(&setup, [&mut a, &mut b], names),
@@ -200,7 +165,6 @@ pub fn run_games_with<G: BuiltinBots, T: Send>(
     mut on_done: impl FnMut(T),
 ) {
     let next = AtomicUsize::new(0);
-    let makers: Vec<Maker> = entrants.iter().map(|e| Maker::new(&e.spec)).collect();
     let (tx, rx) = mpsc::channel::<Vec<T>>();
     std::thread::scope(|s| {
         let workers = jobs.max(1).min(pairings.len().max(1));
@@ -211,7 +175,7 @@ pub fn run_games_with<G: BuiltinBots, T: Send>(
         };
         for w in 0..workers {
             let tx = tx.clone();
-            let (next, makers, work) = (&next, &makers, &work);
+            let (next, work) = (&next, &work);
             let cpu = cpus.get(w).copied();
             s.spawn(move || {
                 // Bots started from this thread inherit its CPU.
@@ -235,7 +199,7 @@ pub fn run_games_with<G: BuiltinBots, T: Send>(
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(p) = pairings.get(i) else { break };
-                    let rec = play_prepared::<G>(entrants, makers, cfg, p, &pool);
+                    let rec = play_prepared::<G>(entrants, cfg, p, &pool);
                     if interrupt::interrupted().is_some() {
                         // Its bots may have been killed by the interruption:
                         // the game is not theirs to lose.

@@ -18,8 +18,8 @@ use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
 use super::external::{process_forfeit, END_GRACE};
+use super::manifest::ExternalSpec;
 use super::process::{BotProcess, Reply};
-use super::spec::ExternalSpec;
 use super::{Bot, TimeControl};
 use crate::game::{Game, Outcome, Seat};
 use crate::protocol::Breach;

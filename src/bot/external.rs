@@ -13,8 +13,8 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::manifest::ExternalSpec;
 use super::process::BotProcess;
-use super::spec::ExternalSpec;
 use super::{Bot, BotResult, TimeControl};
 use crate::game::{Game, Outcome, Seat};
 use crate::protocol::{self, Allowance, Begin, Breach, Command, Heard};

@@ -1,9 +1,11 @@
 //! Bots: one [`Bot`] trait (state in, move out), the built-in bots of every
 //! game, and bot specifications such as `optimal:iters=20000`.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use crate::game::{Game, MoveList, Outcome, Seat};
 use crate::record::Forfeit;
@@ -11,6 +13,7 @@ use crate::record::Forfeit;
 pub mod affinity;
 pub mod console;
 pub mod external;
+pub mod manifest;
 pub mod notakto;
 pub mod process;
 pub mod random;
@@ -212,39 +215,85 @@ impl Params {
     }
 }
 
-/// A built-in bot's description for `referee bots`.
-#[derive(Clone, Debug)]
-pub struct BuiltinInfo {
+/// Makes one built-in bot, seeded, for a game: what a built-in's checked
+/// parameters turn into, once per run.
+pub type Maker<G> = Arc<dyn Fn(u64) -> Box<dyn Bot<G>> + Send + Sync>;
+
+/// A [`Maker`] from a function that makes the bot from its seed.
+pub fn maker<G: Game, B: Bot<G> + 'static>(
+    make: impl Fn(u64) -> B + Send + Sync + 'static,
+) -> Maker<G> {
+    Arc::new(move |seed| Box::new(make(seed)))
+}
+
+/// One built-in bot of game `G`: its line in the game's table.
+pub struct Builtin<G: Game> {
     /// Its name.
     pub name: &'static str,
     /// One line on how it plays.
     pub description: &'static str,
     /// Its parameters as `key=default: meaning`.
-    pub params: Vec<&'static str>,
+    pub params: &'static [&'static str],
+    /// Checks the parameters and returns what makes the bot for each game.
+    pub prepare: fn(&Params) -> Result<Maker<G>, BotError>,
+}
+
+/// A built-in without parameters, made by `make` from its seed.
+pub fn plain<G: Game, B: Bot<G> + 'static>(
+    params: &Params,
+    make: fn(u64) -> B,
+) -> Result<Maker<G>, BotError> {
+    params.only(&[])?;
+    Ok(maker(make))
 }
 
 /// Games whose built-in bots can be made by name.
 pub trait BuiltinBots: Game {
-    /// The built-in bots of this game.
-    fn builtins() -> Vec<BuiltinInfo>;
+    /// The built-in bots of this game: the one table that `referee bots`,
+    /// name resolution and error messages read.
+    const BUILTINS: &'static [Builtin<Self>];
 
-    /// Makes the built-in bot `name` with these parameters, seeded by `seed`.
-    /// Returns `Ok(None)` when no built-in has that name.
-    fn make_builtin(
-        name: &str,
-        params: &Params,
-        seed: u64,
-    ) -> Result<Option<Box<dyn Bot<Self>>>, BotError>;
+    /// The built-in named `name`, if there is one.
+    fn builtin(name: &str) -> Option<&'static Builtin<Self>> {
+        Self::BUILTINS.iter().find(|b| b.name == name)
+    }
+
+    /// The names of the built-ins, for messages: `random, greedy, optimal`.
+    fn builtin_names() -> String {
+        Self::BUILTINS
+            .iter()
+            .map(|b| b.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
-/// A bot as named by a user: a built-in with parameters (`optimal:iters=5000`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A built-in bot as named by a user (`optimal:iters=5000`), with its
+/// parameters checked once (by [`BuiltinSpec::prepare`]) for the game it
+/// plays.
+#[derive(Clone)]
 pub struct BuiltinSpec {
     /// The built-in's name.
     pub name: String,
     /// The parameter text after the colon.
     pub params: String,
+    /// The prepared [`Maker`] of the game it was prepared for.
+    prepared: Option<Arc<dyn Any + Send + Sync>>,
 }
+
+impl fmt::Debug for BuiltinSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BuiltinSpec({self})")
+    }
+}
+
+impl PartialEq for BuiltinSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.params == other.params
+    }
+}
+
+impl Eq for BuiltinSpec {}
 
 impl fmt::Display for BuiltinSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -257,38 +306,56 @@ impl fmt::Display for BuiltinSpec {
 }
 
 impl BuiltinSpec {
-    /// Splits `name[:k=v,...]`.
+    /// Splits `name[:k=v,...]`; nothing is checked yet.
     pub fn parse(text: &str) -> BuiltinSpec {
         let t = text.trim();
-        match t.split_once(':') {
-            Some((n, p)) => BuiltinSpec {
-                name: n.trim().to_string(),
-                params: p.trim().to_string(),
-            },
-            None => BuiltinSpec {
-                name: t.to_string(),
-                params: String::new(),
-            },
+        let (name, params) = match t.split_once(':') {
+            Some((n, p)) => (n.trim(), p.trim()),
+            None => (t, ""),
+        };
+        BuiltinSpec {
+            name: name.to_string(),
+            params: params.to_string(),
+            prepared: None,
         }
     }
 
     /// Whether `name` is a built-in bot of game `G`.
     pub fn is_builtin<G: BuiltinBots>(&self) -> bool {
-        G::builtins().iter().any(|b| b.name == self.name)
+        G::builtin(&self.name).is_some()
     }
 
-    /// Makes the bot for game `G`, seeded by `seed`.
-    pub fn make<G: BuiltinBots>(&self, seed: u64) -> Result<Box<dyn Bot<G>>, BotError> {
-        let params = Params::parse(&self.name, &self.params)?;
-        G::make_builtin(&self.name, &params, seed)?.ok_or_else(|| {
-            let names: Vec<_> = G::builtins().iter().map(|b| b.name).collect();
+    /// Checks the name and the parameters for game `G` and keeps what makes
+    /// the bot, so that each game's bot is made without parsing anything.
+    pub fn prepare<G: BuiltinBots>(mut self) -> Result<BuiltinSpec, BotError> {
+        let maker = self.maker::<G>()?;
+        self.prepared = Some(Arc::new(maker));
+        Ok(self)
+    }
+
+    fn maker<G: BuiltinBots>(&self) -> Result<Maker<G>, BotError> {
+        let b = G::builtin(&self.name).ok_or_else(|| {
             BotError(format!(
                 "unknown bot '{}' for {} (built-ins: {})",
                 self.name,
                 G::KIND,
-                names.join(", ")
+                G::builtin_names()
             ))
-        })
+        })?;
+        let params = Params::parse(&self.name, &self.params)?;
+        (b.prepare)(&params)
+    }
+
+    /// Makes the bot for game `G`, seeded by `seed`.
+    pub fn make<G: BuiltinBots>(&self, seed: u64) -> Result<Box<dyn Bot<G>>, BotError> {
+        match self
+            .prepared
+            .as_ref()
+            .and_then(|p| p.downcast_ref::<Maker<G>>())
+        {
+            Some(make) => Ok(make(seed)),
+            None => Ok(self.maker::<G>()?(seed)),
+        }
     }
 }
 
@@ -367,5 +434,21 @@ mod tests {
         assert_eq!(s.name, "optimal");
         assert_eq!(s.params, "iters=5");
         assert_eq!(s.to_string(), "optimal:iters=5");
+    }
+
+    #[test]
+    fn a_prepared_builtin_makes_bots_and_bad_parameters_fail_once() {
+        use crate::game::{TicTacToe, Uttt};
+        let s = BuiltinSpec::parse("greedy").prepare::<TicTacToe>().unwrap();
+        assert_eq!(s.make::<TicTacToe>(3).unwrap().name(), "greedy");
+        let e = BuiltinSpec::parse("greedy:x=1")
+            .prepare::<TicTacToe>()
+            .unwrap_err();
+        assert!(e.0.contains("unknown parameter 'x'"), "{e}");
+        let e = BuiltinSpec::parse("nope").prepare::<Uttt>().unwrap_err();
+        assert!(
+            e.0.contains("built-ins: random, greedy, optimal, uct"),
+            "{e}"
+        );
     }
 }

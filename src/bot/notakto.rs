@@ -20,7 +20,7 @@ pub mod solver;
 
 use std::sync::OnceLock;
 
-use super::{Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot, RuleBot};
+use super::{plain, Builtin, BuiltinBots, RandomBot, RuleBot};
 use crate::game::grid::{has_line, FULL};
 use crate::game::notakto::{Notakto, NotaktoMove};
 use crate::game::{Game, MoveList};
@@ -325,39 +325,26 @@ impl Greedy {
 }
 
 impl BuiltinBots for Notakto {
-    fn builtins() -> Vec<BuiltinInfo> {
-        vec![
-            BuiltinInfo {
-                name: "random",
-                description: "uniform among legal moves",
-                params: vec![],
-            },
-            BuiltinInfo {
-                name: "greedy",
-                description: "kills no board if it can, never the last board unless forced",
-                params: vec![],
-            },
-            BuiltinInfo {
-                name: "optimal",
-                description: "perfect play for any number of boards (misère quotient, no search)",
-                params: vec![],
-            },
-        ]
-    }
-
-    fn make_builtin(
-        name: &str,
-        params: &Params,
-        seed: u64,
-    ) -> Result<Option<Box<dyn Bot<Self>>>, BotError> {
-        params.only(&[])?;
-        Ok(match name {
-            "random" => Some(Box::new(RandomBot::<Notakto>::new(seed))),
-            "greedy" => Some(Box::new(Greedy::bot(seed))),
-            "optimal" => Some(Box::new(Optimal::bot(seed))),
-            _ => None,
-        })
-    }
+    const BUILTINS: &'static [Builtin<Self>] = &[
+        Builtin {
+            name: "random",
+            description: "uniform among legal moves",
+            params: &[],
+            prepare: |p| plain(p, RandomBot::<Notakto>::new),
+        },
+        Builtin {
+            name: "greedy",
+            description: "kills no board if it can, never the last board unless forced",
+            params: &[],
+            prepare: |p| plain(p, Greedy::bot),
+        },
+        Builtin {
+            name: "optimal",
+            description: "perfect play for any number of boards (misère quotient, no search)",
+            params: &[],
+            prepare: |p| plain(p, Optimal::bot),
+        },
+    ];
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
-use super::spec::{ExternalSpec, ResourceLimits};
+use super::manifest::{ExternalSpec, ResourceLimits};
 use crate::protocol::MAX_REPLY;
 
 /// How much of a bot's stderr is kept at each end of the log.

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::{Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot, RuleBot};
+use super::{plain, Builtin, BuiltinBots, RandomBot, RuleBot};
 use crate::game::grid::winning_cells;
 use crate::game::tictactoe::{Cell, TicTacToe};
 use crate::game::{Game, MoveList, Outcome};
@@ -131,39 +131,26 @@ impl Optimal {
 }
 
 impl BuiltinBots for TicTacToe {
-    fn builtins() -> Vec<BuiltinInfo> {
-        vec![
-            BuiltinInfo {
-                name: "random",
-                description: "uniform among legal moves",
-                params: vec![],
-            },
-            BuiltinInfo {
-                name: "greedy",
-                description: "win, else block, else a corner, else the centre, else a side",
-                params: vec![],
-            },
-            BuiltinInfo {
-                name: "optimal",
-                description: "perfect play: fastest win, slowest loss, random among equals",
-                params: vec![],
-            },
-        ]
-    }
-
-    fn make_builtin(
-        name: &str,
-        params: &Params,
-        seed: u64,
-    ) -> Result<Option<Box<dyn Bot<Self>>>, BotError> {
-        params.only(&[])?;
-        Ok(match name {
-            "random" => Some(Box::new(RandomBot::<TicTacToe>::new(seed))),
-            "greedy" => Some(Box::new(Greedy::bot(seed))),
-            "optimal" => Some(Box::new(Optimal::bot(seed))),
-            _ => None,
-        })
-    }
+    const BUILTINS: &'static [Builtin<Self>] = &[
+        Builtin {
+            name: "random",
+            description: "uniform among legal moves",
+            params: &[],
+            prepare: |p| plain(p, RandomBot::<TicTacToe>::new),
+        },
+        Builtin {
+            name: "greedy",
+            description: "win, else block, else a corner, else the centre, else a side",
+            params: &[],
+            prepare: |p| plain(p, Greedy::bot),
+        },
+        Builtin {
+            name: "optimal",
+            description: "perfect play: fastest win, slowest loss, random among equals",
+            params: &[],
+            prepare: |p| plain(p, Optimal::bot),
+        },
+    ];
 }
 
 #[cfg(test)]

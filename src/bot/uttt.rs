@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::{no_move_forfeit, Bot, BotError, BuiltinBots, BuiltinInfo, Params, RandomBot, RuleBot};
+use super::{
+    maker, no_move_forfeit, plain, Bot, BotError, Builtin, BuiltinBots, Params, RandomBot, RuleBot,
+};
 use crate::game::grid::{nth_set_bit, winning_cells, FULL};
 use crate::game::uttt::{line, threats, Uttt, UtttMove};
 use crate::game::{Game, MoveList, Outcome, Seat};
@@ -671,64 +673,46 @@ fn search_config(base: SearchConfig, params: &Params) -> Result<SearchConfig, Bo
 }
 
 impl BuiltinBots for Uttt {
-    fn builtins() -> Vec<BuiltinInfo> {
-        vec![
-            BuiltinInfo {
-                name: "random",
-                description: "uniform among legal moves",
-                params: vec![],
+    const BUILTINS: &'static [Builtin<Self>] = &[
+        Builtin {
+            name: "random",
+            description: "uniform among legal moves",
+            params: &[],
+            prepare: |p| plain(p, RandomBot::<Uttt>::new),
+        },
+        Builtin {
+            name: "greedy",
+            description: "win, else win a board, else block, else a safe send",
+            params: &[],
+            prepare: |p| plain(p, Greedy::bot),
+        },
+        Builtin {
+            name: "optimal",
+            description: "MCTS-Solver with informed playouts (the strongest engine here)",
+            params: &[
+                "iters=20000: iterations per move (reproducible)",
+                "time_ms=N: wall-time budget per move instead (never overruns it)",
+                "c=0.5: exploration constant",
+            ],
+            prepare: |p| {
+                let cfg = search_config(SearchConfig::optimal(), p)?;
+                Ok(maker(move |seed| SearchBot::new("optimal", cfg, seed)))
             },
-            BuiltinInfo {
-                name: "greedy",
-                description: "win, else win a board, else block, else a safe send",
-                params: vec![],
+        },
+        Builtin {
+            name: "uct",
+            description: "plain UCT with random rollouts (the baseline)",
+            params: &[
+                "iters=20000: iterations per move",
+                "time_ms=N: wall-time budget per move",
+                "c=1.414: exploration constant",
+            ],
+            prepare: |p| {
+                let cfg = search_config(SearchConfig::plain_uct(), p)?;
+                Ok(maker(move |seed| SearchBot::new("uct", cfg, seed)))
             },
-            BuiltinInfo {
-                name: "optimal",
-                description: "MCTS-Solver with informed playouts (the strongest engine here)",
-                params: vec![
-                    "iters=20000: iterations per move (reproducible)",
-                    "time_ms=N: wall-time budget per move instead (never overruns it)",
-                    "c=0.5: exploration constant",
-                ],
-            },
-            BuiltinInfo {
-                name: "uct",
-                description: "plain UCT with random rollouts (the baseline)",
-                params: vec![
-                    "iters=20000: iterations per move",
-                    "time_ms=N: wall-time budget per move",
-                    "c=1.414: exploration constant",
-                ],
-            },
-        ]
-    }
-
-    fn make_builtin(
-        name: &str,
-        params: &Params,
-        seed: u64,
-    ) -> Result<Option<Box<dyn Bot<Self>>>, BotError> {
-        Ok(match name {
-            "random" => {
-                params.only(&[])?;
-                Some(Box::new(RandomBot::<Uttt>::new(seed)))
-            }
-            "greedy" => {
-                params.only(&[])?;
-                Some(Box::new(Greedy::bot(seed)))
-            }
-            "optimal" => {
-                let cfg = search_config(SearchConfig::optimal(), params)?;
-                Some(Box::new(SearchBot::new("optimal", cfg, seed)))
-            }
-            "uct" => {
-                let cfg = search_config(SearchConfig::plain_uct(), params)?;
-                Some(Box::new(SearchBot::new("uct", cfg, seed)))
-            }
-            _ => None,
-        })
-    }
+        },
+    ];
 }
 
 #[cfg(test)]
@@ -744,8 +728,10 @@ mod tests {
     }
 
     fn bot(name: &str, params: &str, seed: u64) -> Box<dyn Bot<Uttt>> {
-        Uttt::make_builtin(name, &Params::parse(name, params).unwrap(), seed)
+        crate::bot::BuiltinSpec::parse(&format!("{name}:{params}"))
+            .prepare::<Uttt>()
             .unwrap()
+            .make::<Uttt>(seed)
             .unwrap()
     }
 
@@ -982,7 +968,8 @@ mod tests {
     #[test]
     fn bad_parameters_are_named() {
         let e = |p: &str| {
-            Uttt::make_builtin("optimal", &Params::parse("optimal", p).unwrap(), 1)
+            crate::bot::BuiltinSpec::parse(&format!("optimal:{p}"))
+                .prepare::<Uttt>()
                 .err()
                 .map(|e| e.to_string())
                 .unwrap_or_default()

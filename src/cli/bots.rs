@@ -14,9 +14,9 @@ pub struct BotsArgs {}
 
 fn list<G: BuiltinBots>() -> String {
     let mut out = format!("{}:\n", G::KIND);
-    for b in G::builtins() {
+    for b in G::BUILTINS {
         out.push_str(&format!("  {:<10} {}\n", b.name, b.description));
-        for p in &b.params {
+        for p in b.params {
             out.push_str(&format!("  {:<10}   {p}\n", ""));
         }
     }
@@ -46,7 +46,7 @@ pub fn run(_args: BotsArgs) -> anyhow::Result<ExitCode> {
 /// The bot manifests (`*.toml`) in `dir` as text, one line each, sorted
 /// by file name; a manifest that does not load is listed with its error.
 fn manifests(dir: &std::path::Path) -> String {
-    let found = referee::bot::spec::manifests_in(dir);
+    let found = referee::bot::manifest::manifests_in(dir);
     if found.is_empty() {
         return String::new();
     }

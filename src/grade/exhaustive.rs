@@ -14,8 +14,8 @@ use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
 use super::{outcome_value, Failure, Solved};
+use crate::bot::manifest::{ExternalKind, ExternalSpec};
 use crate::bot::process::BotProcess;
-use crate::bot::spec::{ExternalKind, ExternalSpec};
 use crate::bot::{BotSpec, BuiltinSpec, TimeControl};
 use crate::game::{Game, GameOptions, Seat};
 use crate::protocol::{self, Allowance, Begin, Breach, Command, Heard};

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::bot::spec::{BotManifest, CommandText, ExternalKind, ResourceLimits};
+use crate::bot::manifest::{BotManifest, CommandText, ExternalKind, ResourceLimits};
 use crate::bot::{BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{GameKind, GameOptions};
 use crate::runner::{Entrant, RunConfig};
@@ -442,7 +442,6 @@ impl TournamentFile {
                 BotSource::Builtin(s) => {
                     let spec = BuiltinSpec::parse(s.get_ref());
                     if !spec.is_builtin::<G>() {
-                        let names: Vec<_> = G::builtins().iter().map(|b| b.name).collect();
                         return Err(at(
                             s.span().start,
                             &format!("{key}.builtin"),
@@ -450,11 +449,12 @@ impl TournamentFile {
                                 "no built-in bot '{}' for {} (built-ins: {})",
                                 spec.name,
                                 G::KIND,
-                                names.join(", ")
+                                G::builtin_names()
                             ),
                         ));
                     }
-                    spec.make::<G>(0)
+                    let spec = spec
+                        .prepare::<G>()
                         .map_err(|e| at(s.span().start, &format!("{key}.builtin"), &e.0))?;
                     BotSpec::Builtin(spec)
                 }

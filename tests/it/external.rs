@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use referee::bot::external::ExternalBot;
-use referee::bot::spec::ExternalSpec;
+use referee::bot::manifest::ExternalSpec;
 use referee::bot::{Bot, BotResult, BuiltinSpec, TimeControl};
 use referee::game::{Game, Seat, TicTacToe};
 use referee::record::{Forfeit, ForfeitReason, GameRecord, Termination};
@@ -530,7 +530,7 @@ fn bots_lists_the_manifests_in_bots() {
     // A broken manifest is listed with its error, not fatal.
     let dir = scratch("list");
     std::fs::write(dir.join("a.toml"), "name = 1\n").unwrap();
-    let found = referee::bot::spec::manifests_in(&dir);
+    let found = referee::bot::manifest::manifests_in(&dir);
     assert_eq!(found.len(), 1);
     assert!(
         found[0].0.ends_with("a.toml") && found[0].1.is_err(),

@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use referee::bot::external::{ExternalBot, ProcessPool};
-use referee::bot::spec::ExternalSpec;
+use referee::bot::manifest::ExternalSpec;
 use referee::bot::{Bot, BotResult, TimeControl};
 use referee::game::{Seat, TicTacToe};
 use referee::record::{ForfeitReason, GameRecord, Termination};

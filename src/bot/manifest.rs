@@ -1,0 +1,342 @@
+//! External bots as data: a bot manifest ([`BotManifest`], a `.toml` file
+//! or a tournament's bot entry) and the program it describes
+//! ([`ExternalSpec`]): command, working directory, environment, limits.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::BotError;
+use crate::game::GameKind;
+
+/// How an external program talks to referee.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExternalKind {
+    /// Protocol v1 on stdin/stdout (docs/protocol.md).
+    #[default]
+    Protocol,
+    /// The course assignment's console format (`Player N: ` prompts).
+    Console,
+}
+
+/// Optional resource limits for an external bot's process (rlimits).
+/// `None` means the documented default (docs/protocol.md): 4096 MiB of
+/// address space, 600 s of CPU time, no process limit. `Some(0)` means no
+/// limit at all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceLimits {
+    /// Address-space limit in MiB (RLIMIT_AS).
+    pub memory_mb: Option<u64>,
+    /// CPU time limit in seconds (RLIMIT_CPU).
+    pub cpu_seconds: Option<u64>,
+    /// Maximum number of processes of the bot's user (RLIMIT_NPROC; the
+    /// kernel counts every process of that user, not only the bot's).
+    pub processes: Option<u64>,
+}
+
+/// An external bot: a program started once per game, described by a
+/// manifest, a tournament entry or a command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExternalSpec {
+    /// Display name.
+    pub name: String,
+    /// Program and arguments (already split like a shell does).
+    pub command: Vec<String>,
+    /// Working directory (a manifest's `cwd` is resolved against the manifest's folder).
+    pub cwd: Option<PathBuf>,
+    /// Extra environment variables.
+    pub env: BTreeMap<String, String>,
+    /// The games it plays; empty means it did not say (any game is tried).
+    pub games: Vec<GameKind>,
+    /// One line on what it is.
+    pub description: String,
+    /// How it talks.
+    pub kind: ExternalKind,
+    /// Resource limits.
+    pub limits: ResourceLimits,
+    /// Keep the process across games (protocol bots that declare it).
+    pub reuse: bool,
+    /// Start with referee's whole environment instead of the clean one.
+    pub inherit_env: bool,
+    /// The manifest file it was read from, if any.
+    pub manifest: Option<PathBuf>,
+}
+
+/// A bot's `command`: one string split like a shell does, or an array.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum CommandText {
+    /// `command = "python3 random_bot.py"`.
+    Line(String),
+    /// `command = ["python3", "random_bot.py"]`.
+    Args(Vec<String>),
+}
+
+/// The fields that describe an external bot: a manifest file's whole
+/// content, or one bot entry of a tournament file. Unknown fields are errors.
+///
+/// ```toml
+/// name = "python-random"
+/// command = "python3 python/random_bot.py"   # or an array of words
+/// cwd = "."                                  # relative to the manifest's folder
+/// games = ["tictactoe", "notakto", "uttt"]
+/// description = "Uniformly random legal moves"
+/// kind = "protocol"                          # the default
+/// [env]
+/// PYTHONUNBUFFERED = "1"
+/// [limits]
+/// memory_mb = 1024
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BotManifest {
+    /// Display name.
+    pub name: String,
+    /// The program and its arguments.
+    pub command: CommandText,
+    /// Working directory, relative to the folder of the file that names the bot.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The games it plays (empty: any).
+    #[serde(default)]
+    pub games: Vec<GameKind>,
+    /// One line on what it is.
+    #[serde(default)]
+    pub description: String,
+    /// How it talks (`protocol`, the default).
+    #[serde(default)]
+    pub kind: ExternalKind,
+    /// Resource limits.
+    #[serde(default)]
+    pub limits: ResourceLimits,
+    /// The bot plays many games in one process (docs/protocol.md).
+    #[serde(default)]
+    pub reuse: bool,
+    /// The bot gets referee's whole environment, not the clean one.
+    #[serde(default)]
+    pub inherit_env: bool,
+}
+
+impl BotManifest {
+    /// Reads a manifest file; errors name the file, line and column.
+    pub fn load(path: &Path) -> Result<BotManifest, BotError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| BotError(format!("bot manifest {}: {e}", path.display())))?;
+        toml::from_str(&text).map_err(|e| {
+            let (line, col) = match e.span() {
+                Some(span) => line_col(&text, span.start),
+                None => (1, 1),
+            };
+            BotError(format!(
+                "{}:{line}:{col}: {}",
+                path.display(),
+                e.message().trim()
+            ))
+        })
+    }
+
+    /// The bot these fields describe. `base_dir` is the folder of the file
+    /// they came from: the default working directory, and what a relative
+    /// `cwd` is relative to. The command runs in that working directory.
+    pub fn into_spec(self, base_dir: &Path) -> Result<ExternalSpec, BotError> {
+        let command = match self.command {
+            CommandText::Line(line) => split_command(&line)
+                .map_err(|e| BotError(format!("bot '{}': command: {e}", self.name)))?,
+            CommandText::Args(words) => words,
+        };
+        if command.is_empty() || command[0].is_empty() {
+            return Err(BotError(format!("bot '{}': command is empty", self.name)));
+        }
+        let cwd = match self.cwd {
+            Some(c) => base_dir.join(c),
+            None => base_dir.to_path_buf(),
+        };
+        // Absolute paths: which directory a relative program is looked up
+        // in after the child changes directory is platform-specific.
+        let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
+        let mut command = command;
+        if command[0].contains('/') && Path::new(&command[0]).is_relative() {
+            command[0] = cwd.join(&command[0]).to_string_lossy().into_owned();
+        }
+        Ok(ExternalSpec {
+            name: self.name,
+            command,
+            cwd: Some(cwd),
+            env: self.env,
+            games: self.games,
+            description: self.description,
+            kind: self.kind,
+            limits: self.limits,
+            reuse: self.reuse,
+            inherit_env: self.inherit_env,
+            manifest: None,
+        })
+    }
+}
+
+/// The bot manifests (`*.toml`) in `dir`, sorted by file name, each loaded
+/// or with the error that stopped it.
+pub fn manifests_in(dir: &Path) -> Vec<(PathBuf, Result<BotManifest, BotError>)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let m = BotManifest::load(&p);
+            (p, m)
+        })
+        .collect()
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+fn split_command(line: &str) -> Result<Vec<String>, String> {
+    shell_words::split(line).map_err(|e| format!("cannot split '{line}': {e}"))
+}
+
+impl ExternalSpec {
+    /// A bot from a command line split like a shell does, run in the current
+    /// directory; its name is the command line.
+    pub fn from_command_line(line: &str) -> Result<ExternalSpec, BotError> {
+        let command = split_command(line).map_err(BotError)?;
+        if command.is_empty() {
+            return Err(BotError("empty bot command".into()));
+        }
+        Ok(ExternalSpec {
+            name: line.trim().to_string(),
+            command,
+            cwd: None,
+            env: BTreeMap::new(),
+            games: Vec::new(),
+            description: String::new(),
+            kind: ExternalKind::Protocol,
+            limits: ResourceLimits::default(),
+            reuse: false,
+            inherit_env: false,
+            manifest: None,
+        })
+    }
+
+    /// Fails unless the bot may play `game`, per its `games` list.
+    pub fn check_game(&self, game: GameKind) -> Result<(), BotError> {
+        if self.games.is_empty() || self.games.contains(&game) {
+            return Ok(());
+        }
+        let list: Vec<&str> = self.games.iter().map(|g| g.name()).collect();
+        Err(BotError(format!(
+            "bot '{}' does not play {game} (its games: {})",
+            self.name,
+            list.join(", ")
+        )))
+    }
+
+    /// Fails unless the program can be started: a path naming an
+    /// executable file, or a name found on `PATH`.
+    pub fn check_startable(&self) -> Result<(), BotError> {
+        let program = self.command.first().map(String::as_str).unwrap_or("");
+        if let Some(dir) = &self.cwd {
+            if !dir.is_dir() {
+                return Err(BotError(format!(
+                    "bot '{}': working directory {} does not exist",
+                    self.name,
+                    dir.display()
+                )));
+            }
+        }
+        let found = if program.contains('/') {
+            let p = Path::new(program);
+            let p = match &self.cwd {
+                Some(dir) if p.is_relative() => dir.join(p),
+                _ => p.to_path_buf(),
+            };
+            is_executable(&p)
+        } else {
+            std::env::var_os("PATH")
+                .map(|paths| std::env::split_paths(&paths).any(|d| is_executable(&d.join(program))))
+                .unwrap_or(false)
+        };
+        if found {
+            Ok(())
+        } else {
+            Err(BotError(format!(
+                "bot '{}': cannot start '{program}': no such executable{}",
+                self.name,
+                if program.contains('/') {
+                    ""
+                } else {
+                    " on PATH"
+                }
+            )))
+        }
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn manifest_fields_become_a_spec() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().to_path_buf();
+        let p = write(
+            &d,
+            "bot.toml",
+            "name = \"b\"\ncommand = \"sh -c 'echo hi'\"\ncwd = \"sub\"\ngames = [\"tictactoe\"]\n\
+             [env]\nA = \"1\"\n[limits]\nmemory_mb = 10\n",
+        );
+        let m = BotManifest::load(&p).unwrap();
+        let s = m.into_spec(&d).unwrap();
+        assert_eq!(s.command, vec!["sh", "-c", "echo hi"]);
+        assert_eq!(s.cwd, Some(std::path::absolute(d.join("sub")).unwrap()));
+        assert_eq!(s.env["A"], "1");
+        assert_eq!(s.limits.memory_mb, Some(10));
+        assert!(s.check_game(GameKind::TicTacToe).is_ok());
+        let e = s.check_game(GameKind::Uttt).unwrap_err().0;
+        assert!(e.contains("does not play uttt"), "{e}");
+    }
+    #[test]
+    fn unknown_key_names_file_line_and_column() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().to_path_buf();
+        let p = write(
+            &d,
+            "bad.toml",
+            "name = \"b\"\ncommand = \"sh\"\n  colour = 1\n",
+        );
+        let e = BotManifest::load(&p).unwrap_err().0;
+        assert!(e.contains("bad.toml:3:3:"), "{e}");
+        assert!(e.contains("colour"), "{e}");
+    }
+}
