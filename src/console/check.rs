@@ -6,14 +6,14 @@
 //! program and the reference read the same bytes on stdin; their stdout must
 //! match byte for byte.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rand::Rng;
 
 use super::transcript::{console_game, Player};
+use crate::bot::manifest::ExternalSpec;
+use crate::bot::process::{BotProcess, Reply};
 use crate::game::{Game, GameOptions};
 use crate::seed;
 
@@ -122,104 +122,52 @@ pub fn reference_output<G: Game>(opts: &GameOptions, input: &str) -> Vec<u8> {
 /// What a student's program did with one input.
 #[derive(Clone, Debug)]
 pub struct ProgramRun {
-    /// Its standard output (cut at [`MAX_OUTPUT`]).
+    /// Its standard output (cut after 64 KiB: a transcript is a few KiB,
+    /// so more is a runaway program).
     pub stdout: Vec<u8>,
     /// The last part of its standard error.
     pub stderr_tail: String,
-    /// How it ended: `exit 0`, `signal 9`, `killed after 10 s`.
+    /// How it ended: `exited with code 0`, `killed by signal SIGSEGV`,
+    /// `killed after 10.0 s`.
     pub status: String,
 }
 
-/// Most output kept from a program: a transcript is a few KiB, so more is a
-/// runaway program.
-pub const MAX_OUTPUT: usize = 1 << 20;
-
-/// Runs `command` with `input` on stdin, killing it (and its process group)
-/// after `timeout`.
+/// Runs `command` (in `cwd`) with `input` on stdin, under the same
+/// supervision as every bot ([`BotProcess`]: its own process group, a clean
+/// environment, limits), and kills what is left of it after `timeout`.
 pub fn run_program(
     command: &[String],
     cwd: Option<&Path>,
     input: &str,
     timeout: Duration,
 ) -> std::io::Result<ProgramRun> {
-    use std::os::unix::process::CommandExt;
-    let (prog, args) = command
-        .split_first()
-        .ok_or_else(|| std::io::Error::other("empty command"))?;
-    let mut cmd = Command::new(prog);
-    cmd.args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    if let Some(d) = cwd {
-        cmd.current_dir(d);
-    }
-    let mut child = cmd.spawn()?;
-    let pgid = child.id() as i32;
-    let mut stdin = child.stdin.take();
-    let input = input.as_bytes().to_vec();
-    let writer = std::thread::spawn(move || {
-        if let Some(s) = stdin.as_mut() {
-            use std::io::Write;
-            // A program that stops reading early is not an error here: its
-            // output is what is judged.
-            let _ = s.write_all(&input);
-        }
-        drop(stdin);
-    });
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let out_reader = std::thread::spawn(move || read_capped(stdout, MAX_OUTPUT));
-    let err_reader = std::thread::spawn(move || read_capped(stderr, 64 * 1024));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait()? {
-            break describe_status(st);
-        }
-        if start.elapsed() >= timeout {
-            kill_group(pgid);
-            let _ = child.wait();
-            break format!("killed after {:.1} s", timeout.as_secs_f64());
-        }
-        std::thread::sleep(Duration::from_millis(2));
+    let mut spec = ExternalSpec::from_command_line("program")
+        .map_err(|e| std::io::Error::other(e.0))?;
+    spec.command = command.to_vec();
+    spec.cwd = cwd.map(Path::to_path_buf);
+    let deadline = Instant::now() + timeout;
+    let mut p = BotProcess::spawn(&spec, 0)?;
+    // A program that stops reading early is not an error here: its output
+    // is what is judged.
+    let _ = p.send(input.as_bytes(), deadline);
+    // Everything it writes until it closes its output (or the deadline).
+    let (stdout, timed_out) = match p.read_until(|_| None, deadline)? {
+        Reply::Closed(out) => (out, false),
+        Reply::Timeout(out) => (out, true),
+        Reply::TooLong(out) | Reply::Line(out, _) => (out, false),
     };
-    // Whatever the program left behind in its group goes too, so the pipes
-    // close and the readers finish.
-    kill_group(pgid);
-    let _ = writer.join();
-    let stdout = out_reader.join().unwrap_or_default();
-    let err = err_reader.join().unwrap_or_default();
-    let tail_start = err.len().saturating_sub(2000);
+    p.send_end(b"", deadline.saturating_duration_since(Instant::now()));
+    let exited = p.wait_exit();
+    let status = if timed_out || !exited {
+        format!("killed after {:.1} s", timeout.as_secs_f64())
+    } else {
+        p.exit_status().unwrap_or_else(|| "unknown exit".into())
+    };
     Ok(ProgramRun {
         stdout,
-        stderr_tail: String::from_utf8_lossy(&err[tail_start..]).into_owned(),
+        stderr_tail: p.stderr_tail(2000),
         status,
     })
-}
-
-fn read_capped(src: Option<impl Read>, cap: usize) -> Vec<u8> {
-    let mut buf = Vec::new();
-    if let Some(s) = src {
-        let _ = s.take(cap as u64).read_to_end(&mut buf);
-    }
-    buf
-}
-
-fn kill_group(pgid: i32) {
-    use nix::sys::signal::{killpg, Signal};
-    use nix::unistd::Pid;
-    // The group may be gone already; that is the good case.
-    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-}
-
-fn describe_status(st: std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (st.code(), st.signal()) {
-        (Some(c), _) => format!("exit {c}"),
-        (None, Some(s)) => format!("signal {s}"),
-        _ => "unknown exit".into(),
-    }
 }
 
 /// One generated game whose transcripts differ.
