@@ -63,7 +63,7 @@ fn run(clients: usize, rounds: u32, bot: &str) -> anyhow::Result<()> {
         let report = h
             .join()
             .map_err(|_| anyhow::anyhow!("a client thread panicked"))??;
-        played += u64::from(report.score.rounds());
+        played += report.score.games();
         forfeits += report.local_forfeits;
         latencies.extend(report.latencies_us);
     }

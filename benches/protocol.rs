@@ -20,8 +20,8 @@ use referee::bot::manifest::{ExternalSpec, ResourceLimits};
 use referee::bot::{Bot, BotResult, BotSpec, TimeControl};
 use referee::game::{GameOptions, Seat, TicTacToe};
 use referee::record::Termination;
-use referee::runner::{run_games, Entrant, Pairing, RunConfig};
-use referee::seed;
+use referee::runner::{run_games, Entrant, RunConfig};
+use referee::schedule::{Pairing, Schedule};
 
 const ROUND_TRIPS: usize = 20_000;
 
@@ -143,13 +143,8 @@ fn games_per_second(
     };
     // Calibrate: a short run tells how many games fill the time.
     let run = |n: u64| {
-        let pairings: Vec<Pairing> = (0..n)
-            .map(|i| Pairing {
-                id: i,
-                players: if i % 2 == 0 { [0, 1] } else { [1, 0] },
-                seed: seed::derive(1, &[i]),
-                opening_seed: 0,
-            })
+        let pairings: Vec<Pairing> = Schedule::two_bots(n.next_multiple_of(2), 1)
+            .pairings()
             .collect();
         let t = Instant::now();
         let recs = run_games::<TicTacToe>(&entrants, &cfg, &pairings, jobs, |_| {});

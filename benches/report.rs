@@ -16,7 +16,8 @@ use referee::bot::{BuiltinBots, TimeControl};
 use referee::game::{GameKind, GameOptions};
 use referee::record::GameRecord;
 use referee::report::ReportData;
-use referee::runner::{run_games, Entrant, Pairing, RunConfig};
+use referee::runner::{run_games, Entrant, RunConfig};
+use referee::schedule::{Format, Pairing, Schedule};
 
 fn records<G: BuiltinBots>(bots: &[&str], games: u64) -> Vec<GameRecord> {
     let entrants: Vec<Entrant> = bots
@@ -32,17 +33,11 @@ fn records<G: BuiltinBots>(bots: &[&str], games: u64) -> Vec<GameRecord> {
         random_plies: 0,
         affinity: false,
     };
-    let n = bots.len();
-    let pairs: Vec<[usize; 2]> = (0..n)
-        .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| [a, b]))
-        .collect();
-    let pairings: Vec<Pairing> = (0..games)
-        .map(|i| Pairing {
-            id: i,
-            players: pairs[i as usize % pairs.len()],
-            seed: referee::seed::derive(42, &[i]),
-            opening_seed: referee::seed::derive(42, &[i, 1]),
-        })
+    let pairs = (bots.len() * (bots.len() - 1) / 2) as u64;
+    let per_pair = games.div_ceil(pairs).next_multiple_of(2);
+    let pairings: Vec<Pairing> = Schedule::new(bots.len(), Format::RoundRobin, per_pair, 42)
+        .pairings()
+        .take(games as usize)
         .collect();
     run_games::<G>(
         &entrants,

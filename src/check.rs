@@ -171,11 +171,11 @@ pub fn run_checks<G: BuiltinBots>(
         };
         let name = format!("full game as player {seat} against random");
         match &rec.forfeit {
-            Some(f) if f.seat == seat.number() => report.add(name, false, forfeit_text(f)),
+            Some(f) if f.seat == seat => report.add(name, false, forfeit_text(f)),
             _ => {
                 let result = match rec.winner {
                     None => "draw",
-                    Some(w) if w == seat.number() => "win",
+                    Some(w) if w == seat => "win",
                     Some(_) => "loss",
                 };
                 let mine: Vec<u64> = rec

@@ -479,7 +479,7 @@ mod tests {
     fn rec(id: u64) -> GameRecord {
         GameRecord {
             id,
-            game: "tictactoe".into(),
+            game: crate::game::GameKind::TicTacToe,
             players: ["a".into(), "b".into()],
             seed: id,
             opening: vec![],

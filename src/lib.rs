@@ -22,6 +22,7 @@ pub mod record;
 pub mod referee;
 pub mod report;
 pub mod runner;
+pub mod schedule;
 pub mod seed;
 pub mod standings;
 pub mod tournament;

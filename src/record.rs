@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::game::{Outcome, Seat};
+use crate::game::{GameKind, Outcome, Seat};
 
 /// Why a bot lost by forfeit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -55,8 +55,8 @@ impl fmt::Display for ForfeitReason {
 pub struct Forfeit {
     /// Why.
     pub reason: ForfeitReason,
-    /// The seat that forfeited (filled in by the referee).
-    pub seat: u8,
+    /// The seat that forfeited (set by [`Forfeit::located`]).
+    pub seat: Seat,
     /// The move number (1-based ply) the bot was asked for.
     pub move_number: usize,
     /// Time measured from the turn line to the reply (or to the deadline), in µs.
@@ -76,11 +76,12 @@ pub struct Forfeit {
 }
 
 impl Forfeit {
-    /// A forfeit with only the reason and a detail; the rest is filled in later.
+    /// A forfeit with only the reason and a detail, as a bot reports it;
+    /// the referee places it with [`Forfeit::located`].
     pub fn new(reason: ForfeitReason, detail: impl Into<String>) -> Self {
         Forfeit {
             reason,
-            seat: 0,
+            seat: Seat::One,
             move_number: 0,
             time_us: 0,
             overrun_us: 0,
@@ -90,6 +91,20 @@ impl Forfeit {
             stderr_tail: String::new(),
             detail: detail.into(),
         }
+    }
+}
+
+impl Forfeit {
+    /// The forfeit placed in its game: the seat that forfeited, the move
+    /// number (1-based ply) it was asked for, and the position (kept when
+    /// the bot already said it).
+    pub fn located(mut self, seat: Seat, move_number: usize, position: &str) -> Forfeit {
+        self.seat = seat;
+        self.move_number = move_number;
+        if self.position.is_empty() {
+            position.clone_into(&mut self.position);
+        }
+        self
     }
 }
 
@@ -175,8 +190,8 @@ impl fmt::Display for Termination {
 pub struct GameRecord {
     /// Game id within its run (tournament, match, grading).
     pub id: u64,
-    /// The game's name (`tictactoe`, `notakto`, `uttt`).
-    pub game: String,
+    /// The game (`tictactoe`, `notakto`, `uttt` in JSON).
+    pub game: GameKind,
     /// Bot names by seat: `[player 1, player 2]`.
     pub players: [String; 2],
     /// The seed the game's bots and opening were drawn from.
@@ -189,8 +204,8 @@ pub struct GameRecord {
     pub moves: Vec<String>,
     /// Each bot move's time in µs (one per move after the opening).
     pub times_us: Vec<u64>,
-    /// 1, 2 or `null` for a draw.
-    pub winner: Option<u8>,
+    /// The winner's seat (1 or 2 in JSON), `None` (`null`) for a draw.
+    pub winner: Option<Seat>,
     /// How the game ended.
     pub termination: Termination,
     /// Details when a bot forfeited.
@@ -205,7 +220,7 @@ pub struct GameRecord {
 impl GameRecord {
     /// The outcome: a win for the recorded winner, else a draw.
     pub fn outcome(&self) -> Outcome {
-        match self.winner.and_then(Seat::from_number) {
+        match self.winner {
             Some(s) => Outcome::Win(s),
             None => Outcome::Draw,
         }

@@ -66,13 +66,8 @@ pub fn play_game<G: Game>(
         if forfeit.is_some() {
             break;
         }
-        if let Err(mut f) = bots[seat.index()].begin(seat, &setup.time) {
-            f.seat = seat.number();
-            f.move_number = pos.ply() + 1;
-            if f.position.is_empty() {
-                f.position = pos.to_string();
-            }
-            forfeit = Some(f);
+        if let Err(f) = bots[seat.index()].begin(seat, &setup.time) {
+            forfeit = Some(f.located(seat, pos.ply() + 1, &pos.to_string()));
         }
     }
 
@@ -94,10 +89,7 @@ pub fn play_game<G: Game>(
                     let mut f = Forfeit::new(ForfeitReason::Illegal, reason);
                     f.line = Some(escape_line(mv.to_string().as_bytes()));
                     f.time_us = time_us;
-                    f.seat = seat.number();
-                    f.move_number = pos.ply() + 1;
-                    f.position = pos.to_string();
-                    forfeit = Some(f);
+                    forfeit = Some(f.located(seat, pos.ply() + 1, &pos.to_string()));
                 } else {
                     pos.play_unchecked(mv);
                     moves.push(mv.to_string());
@@ -105,15 +97,10 @@ pub fn play_game<G: Game>(
                 }
             }
             Err(mut f) => {
-                f.seat = seat.number();
-                f.move_number = pos.ply() + 1;
-                if f.position.is_empty() {
-                    f.position = pos.to_string();
-                }
                 if f.time_us == 0 {
                     f.time_us = time_us;
                 }
-                forfeit = Some(f);
+                forfeit = Some(f.located(seat, pos.ply() + 1, &pos.to_string()));
             }
         }
     }
@@ -121,13 +108,8 @@ pub fn play_game<G: Game>(
     if forfeit.is_none() {
         if let Some(o) = pos.outcome() {
             for seat in Seat::BOTH {
-                if let Err(mut f) = bots[seat.index()].confirm_end(&pos, o) {
-                    f.seat = seat.number();
-                    f.move_number = pos.ply();
-                    if f.position.is_empty() {
-                        f.position = pos.to_string();
-                    }
-                    forfeit = Some(f);
+                if let Err(f) = bots[seat.index()].confirm_end(&pos, o) {
+                    forfeit = Some(f.located(seat, pos.ply(), &pos.to_string()));
                     break;
                 }
             }
@@ -135,10 +117,7 @@ pub fn play_game<G: Game>(
     }
 
     let (outcome, termination) = match &forfeit {
-        Some(f) => {
-            let loser = Seat::from_number(f.seat).unwrap_or(Seat::One);
-            (Outcome::Win(loser.other()), Termination::Forfeit(f.reason))
-        }
+        Some(f) => (Outcome::Win(f.seat.other()), Termination::Forfeit(f.reason)),
         None => (pos.outcome().unwrap_or(Outcome::Draw), Termination::Normal),
     };
     for seat in Seat::BOTH {
@@ -147,14 +126,14 @@ pub fn play_game<G: Game>(
 
     GameRecord {
         id: setup.id,
-        game: G::KIND.name().to_string(),
+        game: G::KIND,
         players: names,
         seed: setup.seed,
         opening,
         start: setup.start.to_string(),
         moves,
         times_us,
-        winner: outcome.winner().map(Seat::number),
+        winner: outcome.winner(),
         termination,
         forfeit,
         final_position: pos.to_string(),
@@ -198,10 +177,10 @@ mod tests {
         let mut b = Stubborn;
         let setup = GameSetup::new(3, 7, TicTacToe::new());
         let r = play_game(&setup, [&mut a, &mut b], ["a".into(), "b".into()]);
-        assert_eq!(r.winner, Some(1));
+        assert_eq!(r.winner, Some(Seat::One));
         assert_eq!(r.termination, Termination::Forfeit(ForfeitReason::Illegal));
         let f = r.forfeit.unwrap();
-        assert_eq!(f.seat, 2);
+        assert_eq!(f.seat, Seat::Two);
         assert_eq!(f.move_number, 2);
         assert_eq!(f.position, "X........");
         assert_eq!(f.line.as_deref(), Some("0"));

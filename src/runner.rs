@@ -11,20 +11,8 @@ use crate::bot::{affinity, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{Game, GameOptions, Seat};
 use crate::record::{Forfeit, ForfeitReason, GameRecord};
 use crate::referee::{play_game, GameSetup};
+pub use crate::schedule::Pairing;
 use crate::{interrupt, seed};
-
-/// One scheduled game.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pairing {
-    /// Game id: unique in the run, and the key for resuming.
-    pub id: u64,
-    /// Indices into the bot list, by seat.
-    pub players: [usize; 2],
-    /// The game's seed.
-    pub seed: u64,
-    /// Seed of the opening; both games of a pair share it.
-    pub opening_seed: u64,
-}
 
 /// Settings shared by every game of a run.
 #[derive(Clone, Debug)]
@@ -101,21 +89,22 @@ fn play_prepared<G: BuiltinBots>(
         (first, _) => {
             // A bot that cannot even be made forfeits by start-up; the game is
             // still recorded so that nothing is silently dropped.
-            let seat = if first.is_ok() { 2 } else { 1 };
-            let mut f = Forfeit::new(ForfeitReason::Startup, "the bot could not be created");
-            f.seat = seat;
-            f.move_number = setup.opening.len() + 1;
-            f.position = start.to_string();
+            let seat = if first.is_ok() { Seat::Two } else { Seat::One };
+            let f = Forfeit::new(ForfeitReason::Startup, "the bot could not be created").located(
+                seat,
+                setup.opening.len() + 1,
+                &start.to_string(),
+            );
             GameRecord {
                 id: p.id,
-                game: G::KIND.name().into(),
+                game: G::KIND,
                 players: names,
                 seed: p.seed,
                 opening: vec![],
                 start: start.to_string(),
                 moves: vec![],
                 times_us: vec![],
-                winner: Some(3 - seat),
+                winner: Some(seat.other()),
                 termination: crate::record::Termination::Forfeit(ForfeitReason::Startup),
                 forfeit: Some(f),
                 final_position: start.to_string(),
@@ -265,13 +254,8 @@ mod tests {
             random_plies: 2,
             affinity: true,
         };
-        let pairings: Vec<Pairing> = (0..200)
-            .map(|i| Pairing {
-                id: i,
-                players: if i % 2 == 0 { [0, 1] } else { [1, 0] },
-                seed: seed::derive(9, &[i]),
-                opening_seed: seed::derive(9, &[i / 2, 99]),
-            })
+        let pairings: Vec<Pairing> = crate::schedule::Schedule::two_bots(200, 9)
+            .pairings()
             .collect();
         let strip = |mut v: Vec<GameRecord>| {
             for r in &mut v {

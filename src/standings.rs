@@ -49,6 +49,20 @@ impl Wdl {
         }
     }
 
+    /// Counts one result of this side's.
+    pub fn record(&mut self, result: crate::bot::BotResult) {
+        match result {
+            crate::bot::BotResult::Win => self.wins += 1,
+            crate::bot::BotResult::Draw => self.draws += 1,
+            crate::bot::BotResult::Loss => self.losses += 1,
+        }
+    }
+
+    /// The other side's points.
+    pub fn opponent_points(&self) -> f64 {
+        self.losses as f64 + 0.5 * self.draws as f64
+    }
+
     /// `W-D-L` text.
     pub fn text(&self) -> String {
         format!("{}-{}-{}", self.wins, self.draws, self.losses)
@@ -175,7 +189,7 @@ impl Standings {
                 }
             }
             if let Some(f) = &rec.forfeit {
-                if f.seat == seat.number() {
+                if f.seat == seat {
                     *st.forfeits.entry(f.reason).or_default() += 1;
                 }
             }
@@ -236,14 +250,14 @@ mod tests {
     fn rec(p1: &str, p2: &str, winner: Option<u8>, times: Vec<u64>) -> GameRecord {
         GameRecord {
             id: 0,
-            game: "tictactoe".into(),
+            game: crate::game::GameKind::TicTacToe,
             players: [p1.into(), p2.into()],
             seed: 0,
             opening: vec![],
             start: ".........".into(),
             moves: vec![],
             times_us: times,
-            winner,
+            winner: winner.and_then(crate::game::Seat::from_number),
             termination: Termination::Normal,
             forfeit: None,
             final_position: String::new(),
@@ -256,7 +270,7 @@ mod tests {
         let mut f = rec("a", "b", Some(2), vec![10, 20, 30]);
         f.termination = Termination::Forfeit(ForfeitReason::Timeout);
         let mut ff = Forfeit::new(ForfeitReason::Timeout, "");
-        ff.seat = 1;
+        ff.seat = crate::game::Seat::One;
         f.forfeit = Some(ff);
         let recs = [
             rec("a", "b", Some(1), vec![]),

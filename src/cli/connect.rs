@@ -7,7 +7,8 @@ use clap::Args;
 
 use super::parse_game;
 use referee::game::GameKind;
-use referee::net::{connect, format_points, ConnectConfig};
+use referee::net::{connect, ConnectConfig};
+use referee::output::format_points;
 
 /// Arguments of `referee connect`.
 #[derive(Args, Debug)]
@@ -42,7 +43,7 @@ pub fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
     let s = report.score;
     println!(
         "{} rounds of {}: {} won, {} drawn, {} lost",
-        s.rounds(),
+        s.games(),
         report.game,
         s.wins,
         s.draws,

@@ -11,8 +11,9 @@ use super::{GameArgs, TimeArgs};
 use referee::bot::{BotSpec, BuiltinBots};
 use referee::output::format_us;
 use referee::runner::{run_games, Entrant, Pairing, RunConfig};
+use referee::schedule::Schedule;
 use referee::standings::{BotStats, Standings};
-use referee::{seed, with_game};
+use referee::with_game;
 
 /// Arguments of `referee match`.
 #[derive(Args, Debug)]
@@ -92,13 +93,8 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         random_plies: args.random_plies,
         affinity: !args.process.no_affinity,
     };
-    let pairings: Vec<Pairing> = (0..args.games)
-        .map(|i| Pairing {
-            id: i,
-            players: if i % 2 == 0 { [0, 1] } else { [1, 0] },
-            seed: seed::derive(args.seed, &[i]),
-            opening_seed: seed::derive(args.seed, &[i / 2, u64::MAX]),
-        })
+    let pairings: Vec<Pairing> = Schedule::two_bots(args.games, args.seed)
+        .pairings()
         .collect();
     let jobs = args.jobs.unwrap_or_else(referee::runner::default_jobs);
     referee::interrupt::install()?;
@@ -134,7 +130,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
                     "game {}: {} ({} as player {})",
                     r.id,
                     f,
-                    r.players[(f.seat.max(1) - 1) as usize],
+                    r.players[f.seat.index()],
                     f.seat
                 );
                 // The bot's last words usually say what went wrong.

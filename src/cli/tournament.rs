@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use referee::bot::BuiltinBots;
-use referee::tournament::{self, schedule::parse_shard, RunOptions, TournamentFile};
+use referee::schedule::parse_shard;
+use referee::tournament::{self, RunOptions, TournamentFile};
 use referee::with_game;
 
 /// Arguments of `referee tournament`.

@@ -141,8 +141,8 @@ pub fn run_program(
     input: &str,
     timeout: Duration,
 ) -> std::io::Result<ProgramRun> {
-    let mut spec = ExternalSpec::from_command_line("program")
-        .map_err(|e| std::io::Error::other(e.0))?;
+    let mut spec =
+        ExternalSpec::from_command_line("program").map_err(|e| std::io::Error::other(e.0))?;
     spec.command = command.to_vec();
     spec.cwd = cwd.map(Path::to_path_buf);
     let deadline = Instant::now() + timeout;

@@ -70,6 +70,21 @@ impl Seat {
     }
 }
 
+/// A seat is written as its player number (`1` or `2`) in records.
+impl serde::Serialize for Seat {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(self.number())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Seat {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Seat, D::Error> {
+        let n = u8::deserialize(d)?;
+        Seat::from_number(n)
+            .ok_or_else(|| serde::de::Error::custom(format!("seat {n} is not 1 or 2")))
+    }
+}
+
 impl Display for Seat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.number())

@@ -27,7 +27,8 @@ use crate::bot::{notakto as nk_bot, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{Game, GameKind, GameOptions, Notakto, Outcome, Seat, TicTacToe, Uttt};
 use crate::output::Observer;
 use crate::record::GameRecord;
-use crate::runner::{run_games, Entrant, Pairing, RunConfig};
+use crate::runner::{run_games, Entrant, RunConfig};
+use crate::schedule::{Pairing, Schedule};
 use crate::seed;
 use crate::standings::Wdl;
 
@@ -344,18 +345,21 @@ fn grade_scored(spec: &BotSpec, name: &str, cfg: &GradeConfig) -> anyhow::Result
     };
     let mut all = Vec::new();
     let t = cfg.thresholds;
-    for (opponent, threshold) in [
+    for (i, (opponent, threshold)) in [
         ("random", t.random),
         ("greedy", t.greedy),
         ("optimal", t.optimal),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let opp = BotSpec::resolve::<Uttt>(opponent)?;
         let sampled = SampledConfig {
             options: GameOptions::default(),
             seats: seats.clone(),
             games: cfg.games,
             time: cfg.time,
-            seed: seed::derive(cfg.seed, &[opponent.len() as u64]),
+            seed: seed::derive(cfg.seed, &[i as u64]),
             jobs: cfg.jobs,
         };
         let records = play_games::<Uttt>(spec, "student", &opp, opponent, &sampled, |_| {});
@@ -367,7 +371,7 @@ fn grade_scored(spec: &BotSpec, name: &str, cfg: &GradeConfig) -> anyhow::Result
                 Seat::Two
             };
             vs.add(r.points(seat));
-            if r.forfeit.as_ref().is_some_and(|f| f.seat == seat.number()) {
+            if r.forfeit.as_ref().is_some_and(|f| f.seat == seat) {
                 report.forfeits += 1;
             }
         }
@@ -514,18 +518,13 @@ pub fn play_games<G: BuiltinBots>(
         random_plies: 0,
         affinity: true,
     };
-    let mut pairings = Vec::new();
-    for &seat in &cfg.seats {
-        for g in 0..cfg.games {
-            let id = pairings.len() as u64;
-            pairings.push(Pairing {
-                id,
-                players: if seat == Seat::One { [0, 1] } else { [1, 0] },
-                seed: seed::derive(cfg.seed, &[seat.number() as u64, g]),
-                opening_seed: 0,
-            });
-        }
-    }
+    // The student is bot 0; its games in each graded seat, in id order.
+    let schedule = Schedule::two_bots(2 * cfg.games, cfg.seed);
+    let pairings: Vec<Pairing> = cfg
+        .seats
+        .iter()
+        .flat_map(|&seat| schedule.pairings_in_seat(0, seat).collect::<Vec<_>>())
+        .collect();
     run_games::<G>(&entrants, &run, &pairings, cfg.jobs, on_done)
 }
 
@@ -547,7 +546,7 @@ pub fn judge_sampled<G: Solved>(
         report.games += 1;
         let v = outcome_value(r.outcome(), seat);
         report.wdl.add(r.points(seat));
-        let forfeited = r.forfeit.as_ref().is_some_and(|f| f.seat == seat.number());
+        let forfeited = r.forfeit.as_ref().is_some_and(|f| f.seat == seat);
         if forfeited {
             report.forfeits += 1;
         }

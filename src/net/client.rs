@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context};
 
 use super::line::{LineError, LineReader, TimedRead};
-use super::Score;
 use crate::bot::external::ProcessPool;
 use crate::bot::{Bot, BotSpec, BuiltinBots, TimeControl};
 use crate::game::GameKind;
 use crate::protocol::{Command, PositionText, FORFEIT_REPLY};
 use crate::record::escape_line;
+use crate::standings::Wdl;
 use crate::{seed, with_game};
 
 /// How long `referee connect` waits by default for any line from the server.
@@ -62,7 +62,7 @@ pub struct ClientReport {
     /// The game played.
     pub game: GameKind,
     /// The local bot's score.
-    pub score: Score,
+    pub score: Wdl,
     /// Turns the local bot could not answer (answered with [`FORFEIT_REPLY`]).
     pub local_forfeits: u32,
     /// For every move sent: µs from just before writing it to the next line
@@ -146,7 +146,7 @@ fn session<G: BuiltinBots, R: TimedRead, W: Write>(
     let spec = BotSpec::resolve::<G>(&cfg.bot).with_context(|| format!("bot {}", cfg.bot))?;
     let mut report = ClientReport {
         game: G::KIND,
-        score: Score::default(),
+        score: Wdl::default(),
         local_forfeits: 0,
         latencies_us: Vec::new(),
     };
@@ -222,11 +222,14 @@ fn session<G: BuiltinBots, R: TimedRead, W: Write>(
                     .with_context(|| format!("sending a move to {peer}"))?;
             }
             Command::End(result) => {
-                report.score.add(result);
+                report.score.record(result);
                 if let Some(mut b) = bot.take() {
                     b.end(result);
                 }
-                if cfg.rounds.is_some_and(|n| report.score.rounds() >= n) {
+                if cfg
+                    .rounds
+                    .is_some_and(|n| report.score.games() >= u64::from(n))
+                {
                     break;
                 }
             }

@@ -12,8 +12,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::bot::BotResult;
-
 pub mod client;
 pub mod line;
 mod remote;
@@ -62,72 +60,12 @@ impl FromStr for Protocol {
     }
 }
 
-/// A match score from one side's point of view: win 1, draw 0.5, loss 0.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Score {
-    /// Rounds won.
-    pub wins: u32,
-    /// Rounds drawn.
-    pub draws: u32,
-    /// Rounds lost.
-    pub losses: u32,
-}
-
-impl Score {
-    /// Counts one finished round.
-    pub fn add(&mut self, result: BotResult) {
-        match result {
-            BotResult::Win => self.wins += 1,
-            BotResult::Draw => self.draws += 1,
-            BotResult::Loss => self.losses += 1,
-        }
-    }
-
-    /// Rounds finished.
-    pub fn rounds(&self) -> u32 {
-        self.wins + self.draws + self.losses
-    }
-
-    /// This side's points.
-    pub fn points(&self) -> f64 {
-        self.wins as f64 + 0.5 * self.draws as f64
-    }
-
-    /// The other side's points.
-    pub fn opponent_points(&self) -> f64 {
-        self.losses as f64 + 0.5 * self.draws as f64
-    }
-}
-
-/// Points as people write them: `250`, `249.5`.
-pub fn format_points(p: f64) -> String {
-    if p.fract() == 0.0 {
-        format!("{p:.0}")
-    } else {
-        format!("{p:.1}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn score_counts_points_for_both_sides() {
-        let mut s = Score::default();
-        for r in [
-            BotResult::Win,
-            BotResult::Draw,
-            BotResult::Loss,
-            BotResult::Draw,
-        ] {
-            s.add(r);
-        }
-        assert_eq!(s.rounds(), 4);
-        assert_eq!(format_points(s.points()), "2");
-        assert_eq!(format_points(s.opponent_points()), "2");
-        s.add(BotResult::Draw);
-        assert_eq!(format_points(s.points()), "2.5");
+    fn protocols_by_name() {
         assert_eq!("V1".parse::<Protocol>(), Ok(Protocol::V1));
         assert!("v2".parse::<Protocol>().is_err());
     }

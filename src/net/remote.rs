@@ -9,11 +9,12 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use super::line::{LineError, LineReader};
-use super::{format_points, Score};
 use crate::bot::{Bot, BotResult, TimeControl};
 use crate::game::{Game, GameKind, GameOptions, Seat};
+use crate::output::format_points;
 use crate::protocol::{self, Allowance, Begin, Command, Heard};
 use crate::record::{Forfeit, ForfeitReason, GameRecord};
+use crate::standings::Wdl;
 
 /// One client connection: a bounded line reader and a buffered writer.
 pub(crate) struct Conn {
@@ -56,9 +57,9 @@ pub(crate) trait Remote<G: Game>: Bot<G> {
     /// Called before each round (1-based) with the client's seat.
     fn start_round(&mut self, _round: u32, _seat: Seat, _start: &G) {}
     /// Called after each round with its record and the running score.
-    fn after_round(&mut self, _round: u32, _rec: &GameRecord, _seat: Seat, _score: &Score) {}
+    fn after_round(&mut self, _round: u32, _rec: &GameRecord, _seat: Seat, _score: &Wdl) {}
     /// Called once at the end of the match.
-    fn finish(&mut self, _score: &Score) {}
+    fn finish(&mut self, _score: &Wdl) {}
     /// Whether more rounds can be played on this connection.
     fn is_open(&self) -> bool;
     /// Whether the client has sent anything at all on this connection.
@@ -336,7 +337,7 @@ impl<G: Game> Remote<G> for TextRemote<G> {
         ));
     }
 
-    fn after_round(&mut self, round: u32, rec: &GameRecord, seat: Seat, score: &Score) {
+    fn after_round(&mut self, round: u32, rec: &GameRecord, seat: Seat, score: &Wdl) {
         if let Ok(last) = rec.final_position.parse::<G>() {
             let _ = self.show_server_move(&last);
         }
@@ -346,7 +347,7 @@ impl<G: Game> Remote<G> for TextRemote<G> {
             BotResult::Draw => "draw",
         };
         let how = match &rec.forfeit {
-            Some(f) if f.seat == seat.number() => format!(" (you forfeit: {})", f.reason),
+            Some(f) if f.seat == seat => format!(" (you forfeit: {})", f.reason),
             Some(f) => format!(" (the server's bot forfeits: {})", f.reason),
             None => String::new(),
         };
@@ -358,10 +359,10 @@ impl<G: Game> Remote<G> for TextRemote<G> {
         ));
     }
 
-    fn finish(&mut self, score: &Score) {
+    fn finish(&mut self, score: &Wdl) {
         let _ = self.say(&format!(
             "\nFinal score after {} rounds: you {} : server {} ({} won, {} drawn, {} lost). Thanks for playing!\n",
-            score.rounds(),
+            score.games(),
             format_points(score.points()),
             format_points(score.opponent_points()),
             score.wins,

@@ -14,13 +14,15 @@ use std::time::Duration;
 use anyhow::Context;
 
 use super::remote::{Conn, Remote, TextRemote, V1Remote};
-use super::{format_points, Protocol, Score};
+use super::Protocol;
 use crate::bot::{Bot, BotResult, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{GameOptions, Seat};
 use crate::journal::RunFolder;
+use crate::output::format_points;
 use crate::record::GameRecord;
 use crate::referee::{play_game, GameSetup};
 use crate::seed;
+use crate::standings::Wdl;
 
 /// How long a write to a client may block before the client counts as gone:
 /// a client that stops reading must not pin its thread for ever.
@@ -350,7 +352,7 @@ fn serve_client<G: BuiltinBots>(sh: &Shared<G>, stream: TcpStream, peer: SocketA
     if !cfg.quiet {
         eprintln!(
             "referee: {peer} done after {} rounds: client {} : server {}",
-            score.rounds(),
+            score.games(),
             format_points(score.points()),
             format_points(score.opponent_points())
         );
@@ -364,9 +366,9 @@ fn play_match<G: BuiltinBots, R: Remote<G>>(
     peer: SocketAddr,
     conn_id: u64,
     mut remote: R,
-) -> Score {
+) -> Wdl {
     let cfg = &sh.cfg;
-    let mut score = Score::default();
+    let mut score = Wdl::default();
     remote.greet(cfg.rounds);
     let client_name = peer.to_string();
     for round in 0..cfg.rounds {
@@ -400,9 +402,10 @@ fn play_match<G: BuiltinBots, R: Remote<G>>(
             // The server is stopping and may have killed its own bot.
             break;
         }
-        let client_left = rec.forfeit.as_ref().is_some_and(|f| {
-            f.seat == seat.number() && f.reason == crate::record::ForfeitReason::Crash
-        });
+        let client_left = rec
+            .forfeit
+            .as_ref()
+            .is_some_and(|f| f.seat == seat && f.reason == crate::record::ForfeitReason::Crash);
         if client_left && !remote.has_spoken() {
             // Connected and gone without a word (a port scan, a health
             // check): not a player, so not a round.
@@ -412,7 +415,7 @@ fn play_match<G: BuiltinBots, R: Remote<G>>(
         if let Some(j) = &sh.journal {
             j.append(&rec);
         }
-        score.add(BotResult::for_seat(rec.outcome(), seat));
+        score.record(BotResult::for_seat(rec.outcome(), seat));
         remote.after_round(round + 1, &rec, seat, &score);
     }
     remote.finish(&score);
@@ -448,7 +451,7 @@ mod tests {
             &ConnectConfig::new("optimal"),
         )
         .unwrap();
-        assert_eq!(report.score.rounds(), 6);
+        assert_eq!(report.score.games(), 6);
         assert_eq!(report.score.losses, 0, "optimal never loses");
         server.shutdown();
         let text = std::fs::read_to_string(dir.join("games.jsonl")).unwrap();

@@ -189,9 +189,9 @@ impl ReportData {
             }
             games.push(GameRow {
                 id: r.id,
-                g: intern(&mut kinds, &mut kind_ix, &r.game),
+                g: intern(&mut kinds, &mut kind_ix, r.game.name()),
                 p,
-                w: r.winner.filter(|w| *w == 1 || *w == 2).unwrap_or(0),
+                w: r.winner.map_or(0, |s| s.number()),
                 t: intern(&mut terms, &mut term_ix, r.termination.name()),
                 s: intern(&mut starts, &mut start_ix, &r.start),
                 o: r.opening.len(),
@@ -203,7 +203,7 @@ impl ReportData {
                 ms: r.times_us.clone(),
                 f: r.forfeit.as_ref().map(|f| ForfeitInfo {
                     reason: f.reason.name().to_string(),
-                    seat: f.seat,
+                    seat: f.seat.number(),
                     move_number: f.move_number,
                     time_us: f.time_us,
                     overrun_us: f.overrun_us,
@@ -311,14 +311,14 @@ mod tests {
     fn rec(id: u64, p1: &str, p2: &str, winner: Option<u8>, moves: &[&str]) -> GameRecord {
         GameRecord {
             id,
-            game: "uttt".into(),
+            game: crate::game::GameKind::Uttt,
             players: [p1.into(), p2.into()],
             seed: id,
             opening: vec![],
             start: "x".into(),
             moves: moves.iter().map(|s| s.to_string()).collect(),
             times_us: vec![5; moves.len()],
-            winner,
+            winner: winner.and_then(crate::game::Seat::from_number),
             termination: Termination::Normal,
             forfeit: None,
             final_position: String::new(),
@@ -375,7 +375,7 @@ mod tests {
         let mut r = rec(1, "</script><b>x", "a&b", Some(2), &["4 4"]);
         r.termination = Termination::Forfeit(ForfeitReason::Malformed);
         let mut f = Forfeit::new(ForfeitReason::Malformed, "<!-- detail");
-        f.seat = 1;
+        f.seat = crate::game::Seat::One;
         f.line = Some("</script><script>alert(1)</script>".into());
         f.stderr_tail = "</SCRIPT >\n<img src=x onerror=alert(2)>".into();
         r.forfeit = Some(f);

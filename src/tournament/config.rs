@@ -13,7 +13,7 @@ use crate::bot::{BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{GameKind, GameOptions};
 use crate::runner::{Entrant, RunConfig};
 
-use super::schedule::{Format, Schedule};
+use crate::schedule::{Format, Schedule};
 
 /// A configuration error, already worded as `file:line:column: key: what`.
 #[derive(Debug, thiserror::Error)]

@@ -5,7 +5,6 @@
 
 pub mod config;
 pub mod report;
-pub mod schedule;
 
 use std::collections::HashSet;
 use std::io::IsTerminal;

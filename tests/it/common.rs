@@ -57,7 +57,8 @@ pub fn builtin_records<G: referee::bot::BuiltinBots>(
     seed: u64,
 ) -> Vec<referee::record::GameRecord> {
     use referee::bot::spec::BotSpec;
-    use referee::runner::{run_games, Entrant, Pairing, RunConfig};
+    use referee::runner::{run_games, Entrant, RunConfig};
+    use referee::schedule::{Format, Pairing, Schedule};
     let entrants: Vec<Entrant> = bots
         .iter()
         .map(|b| Entrant {
@@ -71,21 +72,16 @@ pub fn builtin_records<G: referee::bot::BuiltinBots>(
         random_plies: 0,
         affinity: false,
     };
-    let n = bots.len();
-    let mut pairs = Vec::new();
-    for a in 0..n {
-        for b in 0..n {
-            if a != b {
-                pairs.push([a, b]);
-            }
-        }
-    }
-    let pairings: Vec<Pairing> = (0..games)
-        .map(|i| Pairing {
-            id: first_id + i,
-            players: pairs[i as usize % pairs.len()],
-            seed: referee::seed::derive(seed, &[i]),
-            opening_seed: referee::seed::derive(seed, &[i, 1]),
+    // A round robin long enough for `games` games, ids from `first_id`.
+    let pairs = (bots.len() * (bots.len() - 1) / 2) as u64;
+    let per_pair = games.div_ceil(pairs).next_multiple_of(2);
+    let schedule = Schedule::new(bots.len(), Format::RoundRobin, per_pair, seed);
+    let pairings: Vec<Pairing> = schedule
+        .pairings()
+        .take(games as usize)
+        .map(|p| Pairing {
+            id: first_id + p.id,
+            ..p
         })
         .collect();
     let mut recs = run_games::<G>(&entrants, &cfg, &pairings, 1, |_| {});

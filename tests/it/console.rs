@@ -152,7 +152,13 @@ fn console_ai_games(flags: &str, games: u64) -> Vec<referee::record::GameRecord>
 fn a_console_notakto_ai_beats_the_optimal_player_as_player_1() {
     let recs = console_ai_games("", 12);
     for r in &recs {
-        assert_eq!(r.winner, Some(1), "game {}: {:?}", r.id, r.forfeit);
+        assert_eq!(
+            r.winner,
+            Some(referee::game::Seat::One),
+            "game {}: {:?}",
+            r.id,
+            r.forfeit
+        );
         assert!(r.forfeit.is_none(), "{:?}", r.forfeit);
         // The program's own moves (player 1's) are timed.
         assert!(
@@ -169,7 +175,7 @@ fn a_console_display_bug_is_a_malformed_forfeit_with_a_diff() {
     for r in &recs {
         let f = r.forfeit.as_ref().expect("a forfeit");
         assert_eq!(f.reason, referee::record::ForfeitReason::Malformed);
-        assert_eq!(f.seat, 1);
+        assert_eq!(f.seat, referee::game::Seat::One);
         assert!(f.detail.contains("--- expected"), "{}", f.detail);
         assert!(f.detail.contains("+A      B      C"), "{}", f.detail);
     }

@@ -141,10 +141,10 @@ fn forfeit_of(p: &Played) -> &Forfeit {
 fn assert_forfeit(p: &Played, reason: ForfeitReason, move_number: usize) -> &Forfeit {
     let f = forfeit_of(p);
     assert_eq!(f.reason, reason, "{f:?}");
-    assert_eq!(f.seat, 1);
+    assert_eq!(f.seat, Seat::One);
     assert_eq!(f.move_number, move_number, "{f:?}");
     assert_eq!(p.record.termination, Termination::Forfeit(reason));
-    assert_eq!(p.record.winner, Some(2));
+    assert_eq!(p.record.winner, Some(Seat::Two));
     assert!(!f.position.is_empty());
     f
 }

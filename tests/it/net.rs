@@ -270,7 +270,7 @@ fn text_client_that_stays_silent_is_dropped() {
     let recs = server.wait_records(1, |_| true);
     assert_eq!(recs.len(), 1);
     assert_eq!(recs[0].termination.name(), "timeout");
-    assert_eq!(recs[0].winner, Some(2));
+    assert_eq!(recs[0].winner, Some(referee::game::Seat::Two));
 }
 
 #[test]
@@ -300,7 +300,7 @@ fn disconnect_mid_round_is_a_forfeit_and_others_play_on() {
     let mut cfg = ConnectConfig::new("optimal");
     cfg.seed = 3;
     let report = play_stream(server.connect(), &cfg).expect("a second client plays");
-    assert_eq!(report.score.rounds(), 4);
+    assert_eq!(report.score.games(), 4);
     assert_eq!(report.score.draws, 4);
     let recs = server.wait_records(1, |r| r.client.as_deref() == Some(quitter.as_str()));
     let mine: Vec<&GameRecord> = recs
@@ -311,7 +311,7 @@ fn disconnect_mid_round_is_a_forfeit_and_others_play_on() {
     assert_eq!(mine[0].termination.name(), "crash");
     assert_eq!(
         mine[0].winner,
-        Some(2),
+        Some(referee::game::Seat::Two),
         "the client was player 1 and forfeits"
     );
     assert_eq!(mine[0].moves.len(), 2);
@@ -391,7 +391,7 @@ fn two_hundred_clients_play_twenty_rounds_each() {
         .collect();
     for h in handles {
         let report = h.join().expect("client thread").expect("no client error");
-        assert_eq!(report.score.rounds(), 20);
+        assert_eq!(report.score.games(), 20);
         assert_eq!(report.score.draws, 20);
         assert_eq!(report.local_forfeits, 0);
     }
@@ -471,7 +471,8 @@ fn notakto_and_uttt_over_v1() {
         let recs = server.records();
         assert_eq!(recs.len(), 4, "{game}");
         assert!(
-            recs.iter().all(|r| r.game == game && r.forfeit.is_none()),
+            recs.iter()
+                .all(|r| r.game.name() == game && r.forfeit.is_none()),
             "{recs:?}"
         );
         if game == "notakto" {
@@ -587,7 +588,7 @@ fn connections_that_never_speak_are_not_rounds() {
         if protocol == "v1" {
             let report = play_stream(server.connect(), &ConnectConfig::new("optimal"))
                 .expect("a real client plays");
-            assert_eq!(report.score.rounds(), 2);
+            assert_eq!(report.score.games(), 2);
         } else {
             let mut c = Client::new(server.connect());
             c.until(&["): "]);

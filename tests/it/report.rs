@@ -22,7 +22,7 @@ fn replay<G: Game>(r: &GameRecord) -> Vec<String> {
 }
 
 fn positions(r: &GameRecord) -> Vec<String> {
-    match r.game.as_str() {
+    match r.game.name() {
         "tictactoe" => replay::<TicTacToe>(r),
         "notakto" => replay::<Notakto>(r),
         "uttt" => replay::<Uttt>(r),
@@ -45,7 +45,7 @@ fn run_dir(dir: &Path) -> Vec<GameRecord> {
     recs.extend(builtin_records::<Uttt>(&["greedy", "random"], 4, 201, 7));
     // A forfeit: random tried an occupied cell after two moves.
     let mut f = Forfeit::new(ForfeitReason::Illegal, "cell 4 is taken");
-    f.seat = 1;
+    f.seat = referee::game::Seat::One;
     f.move_number = 3;
     f.line = Some(NASTY_LINE.into());
     f.stderr_tail = NASTY_STDERR.into();
@@ -56,14 +56,14 @@ fn run_dir(dir: &Path) -> Vec<GameRecord> {
     }
     recs.push(GameRecord {
         id: 301,
-        game: "tictactoe".into(),
+        game: referee::game::GameKind::TicTacToe,
         players: ["random".into(), "greedy".into()],
         seed: 1,
         opening: vec![],
         start: ".........".into(),
         moves: vec!["0".into(), "4".into()],
         times_us: vec![12, 30],
-        winner: Some(2),
+        winner: Some(referee::game::Seat::Two),
         termination: Termination::Forfeit(ForfeitReason::Illegal),
         forfeit: Some(f),
         final_position: pos.to_string(),
@@ -111,7 +111,7 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
         .iter()
         .filter_map(|g| {
             recs.iter()
-                .filter(|r| r.game == *g)
+                .filter(|r| r.game.name() == *g)
                 .max_by_key(|r| r.moves.len())
         })
         .chain(recs.iter().filter(|r| r.id == 301))

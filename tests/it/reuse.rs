@@ -191,7 +191,7 @@ fn output_outside_a_turn_is_malformed_however_the_reads_split() {
             .as_ref()
             .unwrap_or_else(|| panic!("{label}: {rec:?}"));
         assert_eq!(f.reason, ForfeitReason::Malformed, "{label}: {f:?}");
-        assert_eq!(f.seat, seat.number(), "{label}");
+        assert_eq!(f.seat, seat, "{label}");
         assert_eq!(f.move_number, move_number, "{label}: {f:?}");
         assert!(f.detail.contains("no reply was due"), "{label}: {f:?}");
     }

@@ -1,9 +1,24 @@
 //! The schedule: a pure function from game id to [`Pairing`], with a known
 //! total, so any slice of it (a shard, the games a resume still needs) can
-//! be made without playing or storing the rest.
+//! be made without playing or storing the rest. Tournaments, matches
+//! ([`Schedule::two_bots`]), grading and tests all use it, so one rule
+//! fixes every game's seat, seed and opening.
 
-use crate::runner::Pairing;
+use crate::game::Seat;
 use crate::seed;
+
+/// One scheduled game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pairing {
+    /// Game id: unique in the run, and the key for resuming.
+    pub id: u64,
+    /// Indices into the bot list, by seat.
+    pub players: [usize; 2],
+    /// The game's seed.
+    pub seed: u64,
+    /// Seed of the opening; both games of a pair share it.
+    pub opening_seed: u64,
+}
 
 /// Who plays whom.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,6 +68,23 @@ impl Schedule {
             games_per_pairing,
             seed,
         }
+    }
+
+    /// Two bots (0 and 1) playing `games` games (even: seats alternate,
+    /// bot 0 is player 1 in even-numbered games): a match, or grading.
+    pub fn two_bots(games: u64, seed: u64) -> Schedule {
+        Schedule::new(2, Format::RoundRobin, games, seed)
+    }
+
+    /// Every game, in id order.
+    pub fn pairings(&self) -> impl Iterator<Item = Pairing> + '_ {
+        (0..self.total()).map(|id| self.pairing(id))
+    }
+
+    /// The games in which bot `bot` plays `seat`, in id order.
+    pub fn pairings_in_seat(&self, bot: usize, seat: Seat) -> impl Iterator<Item = Pairing> + '_ {
+        self.pairings()
+            .filter(move |p| p.players[seat.index()] == bot)
     }
 
     /// Number of games.
@@ -125,6 +157,19 @@ mod tests {
         assert!(seen.values().all(|&c| c == 2));
         // Pure: asking twice gives the same game.
         assert_eq!(s.pairing(5), s.pairing(5));
+    }
+
+    #[test]
+    fn two_bots_alternate_seats_and_share_openings_in_pairs() {
+        let s = Schedule::two_bots(6, 3);
+        let all: Vec<Pairing> = s.pairings().collect();
+        assert_eq!(all.len(), 6);
+        assert_eq!(all[0].players, [0, 1]);
+        assert_eq!(all[1].players, [1, 0]);
+        assert_eq!(all[0].opening_seed, all[1].opening_seed);
+        assert_ne!(all[0].opening_seed, all[2].opening_seed);
+        let firsts: Vec<u64> = s.pairings_in_seat(0, Seat::One).map(|p| p.id).collect();
+        assert_eq!(firsts, [0, 2, 4]);
     }
 
     #[test]
