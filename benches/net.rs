@@ -35,7 +35,6 @@ fn run(clients: usize, rounds: u32, bot: &str) -> anyhow::Result<()> {
         protocol: Protocol::V1,
         max_clients: clients.max(1),
         max_per_address: clients.max(1),
-        quiet: true,
         ..ServeConfig::default()
     };
     let server = Server::<TicTacToe>::bind("127.0.0.1:0", spec, bot, cfg)?.spawn()?;

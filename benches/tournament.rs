@@ -38,7 +38,8 @@ fn main() {
         };
         let cpu0 = cpu_seconds();
         let start = Instant::now();
-        let r = tournament::run::<TicTacToe>(&t, &opts).expect("tournament runs");
+        let r = tournament::run::<TicTacToe>(&t, &opts, &referee::output::Silent)
+            .expect("tournament runs");
         let secs = start.elapsed().as_secs_f64();
         let cpu = cpu_seconds() - cpu0;
         let bytes = std::fs::metadata(dir.join("games.jsonl")).map_or(0, |m| m.len());

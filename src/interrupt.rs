@@ -47,9 +47,10 @@ pub fn interrupt(signal: i32) {
     process::kill_all();
 }
 
-/// Starts waiting for SIGINT, SIGTERM and SIGHUP on a thread of its own.
-/// Without it, those signals end referee the default way.
-pub fn install() -> std::io::Result<()> {
+/// Starts waiting for SIGINT, SIGTERM and SIGHUP on a thread of its own;
+/// `tell` shows the user what happens. Without it, those signals end
+/// referee the default way.
+pub fn install(tell: fn(&str)) -> std::io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     std::thread::Builder::new()
@@ -61,11 +62,11 @@ pub fn install() -> std::io::Result<()> {
                     process::kill_all();
                     std::process::exit(i32::from(exit_code(sig)));
                 }
-                eprintln!(
-                    "referee: {} received: stopping the bots; games already finished are kept \
+                tell(&format!(
+                    "{} received: stopping the bots; games already finished are kept \
                      (again to quit at once)",
                     signal_name(sig)
-                );
+                ));
                 interrupt(sig);
             }
         })?;

@@ -78,6 +78,9 @@ pub struct Games {
     pub records: Vec<GameRecord>,
     /// The torn last line that was skipped.
     pub torn: Option<Torn>,
+    /// What the user should know about the folder (a torn line cut off, a
+    /// fingerprint missing), for the caller to show.
+    pub notes: Vec<String>,
     /// Bytes of complete lines (where a torn line starts).
     good_len: u64,
 }
@@ -106,11 +109,13 @@ pub fn read_games(dir: &Path) -> anyhow::Result<Games> {
         }
         number += 1;
         if line.last() != Some(&b'\n') {
-            games.torn = Some(Torn {
+            let torn = Torn {
                 path: path.clone(),
                 line: number,
                 bytes: n as u64,
-            });
+            };
+            games.notes.push(torn.to_string());
+            games.torn = Some(torn);
             break;
         }
         games.good_len += n as u64;
@@ -198,9 +203,12 @@ impl RunFolder {
         lock.set_len(0)
             .and_then(|_| lock.write_all(holder_text().as_bytes()))
             .with_context(|| format!("cannot write {}", lock_path.display()))?;
-        let games = read_games(dir)?;
+        let mut games = read_games(dir)?;
         let path = games_path(dir);
-        if games.torn.is_some() {
+        if let Some(t) = &games.torn {
+            // What reading said, and that it is now cut off.
+            games.notes.pop();
+            games.notes.push(format!("{t}; it was cut off"));
             let f = OpenOptions::new()
                 .write(true)
                 .open(&path)
@@ -234,7 +242,7 @@ impl RunFolder {
         bots: &[BotPrint],
         resume: bool,
     ) -> anyhow::Result<(RunFolder, Games)> {
-        let (folder, games) = RunFolder::open(dir)?;
+        let (folder, mut games) = RunFolder::open(dir)?;
         let has_games = !games.records.is_empty() || games.torn.is_some();
         if has_games && !resume {
             bail!(
@@ -265,11 +273,11 @@ impl RunFolder {
                         );
                     }
                 }
-                None if has_games => eprintln!(
-                    "referee: warning: {} has no {FINGERPRINT} (written by an older referee): \
-                     the bots' programs cannot be checked against the games already played",
+                None if has_games => games.notes.push(format!(
+                    "warning: {} has no {FINGERPRINT} (written by an older referee): the bots' \
+                     programs cannot be checked against the games already played",
                     dir.display()
-                ),
+                )),
                 None => {}
             }
         } else if resume && has_games {
@@ -278,9 +286,6 @@ impl RunFolder {
                 cfg_path.display(),
                 games_path(dir).display()
             );
-        }
-        if let Some(t) = &games.torn {
-            eprintln!("referee: {t}; it was cut off");
         }
         let text = toml::to_string(config).context("writing the configuration")?;
         folder.write_file(CONFIG, text.as_bytes())?;

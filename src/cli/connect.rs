@@ -38,6 +38,7 @@ pub fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
     cfg.rounds = args.rounds;
     cfg.game = args.game;
     cfg.seed = args.seed;
+    cfg.log = referee::output::Log::to(std::sync::Arc::new(referee::output::Progress::new(false)));
     cfg.timeout = (args.timeout_s > 0).then(|| std::time::Duration::from_secs(args.timeout_s));
     let report = connect(&args.addr, &cfg)?;
     let s = report.score;

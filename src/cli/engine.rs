@@ -25,6 +25,7 @@ pub struct EngineArgs {
 pub fn run(args: EngineArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = ConnectConfig::new(&args.bot);
     cfg.timeout = None;
+    cfg.log = referee::output::Log::to(std::sync::Arc::new(referee::output::Progress::new(false)));
     cfg.seed = match args.seed {
         Some(s) => s,
         None => match std::env::var(SEED_VAR) {

@@ -70,7 +70,7 @@ pub struct GradeArgs {
 pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = args.opts.config();
     cfg.out = args.out.clone();
-    referee::interrupt::install()?;
+    referee::interrupt::install(super::tell)?;
     let progress = Progress::new(args.json);
     let report = grade(args.opts.game.game, &args.bot, &cfg, &progress)?;
     if let Some(sig) = referee::interrupt::interrupted() {
@@ -141,7 +141,7 @@ pub struct GradeAllArgs {
 
 /// Runs `grade-all`: one row per student; a broken submission never stops it.
 pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
-    referee::interrupt::install()?;
+    referee::interrupt::install(super::tell)?;
     let cfg = args.opts.config();
     let progress = Progress::new(false);
     let rows = grade_class(args.opts.game.game, &args.dir, &cfg, cfg.jobs, &progress)?;

@@ -97,7 +97,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         .pairings()
         .collect();
     let jobs = args.jobs.unwrap_or_else(referee::runner::default_jobs);
-    referee::interrupt::install()?;
+    referee::interrupt::install(super::tell)?;
     let records = run_games::<G>(&entrants, &cfg, &pairings, jobs, |_| {});
     let interrupted = referee::interrupt::interrupted();
     if let Some(sig) = interrupted {

@@ -128,6 +128,11 @@ impl ProcessArgs {
     }
 }
 
+/// Tells the user something on stderr, as every command does.
+pub fn tell(text: &str) {
+    eprintln!("referee: {text}");
+}
+
 fn parse_game(s: &str) -> Result<GameKind, String> {
     s.parse()
         .map_err(|e: referee::game::ParseError| e.to_string())

@@ -19,7 +19,7 @@ pub struct ReportArgs {
 /// Writes the report and says where.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let out = args.out.unwrap_or_else(|| args.dir.join("report.html"));
-    let n = referee::report::write_report(&args.dir, &out)?;
+    let n = referee::report::write_report(&args.dir, &out, &referee::output::Progress::new(false))?;
     println!("wrote {} ({n} games)", out.display());
     Ok(ExitCode::SUCCESS)
 }

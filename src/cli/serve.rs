@@ -12,6 +12,7 @@ use clap::Args;
 use super::{GameArgs, TimeArgs};
 use referee::bot::{BotSpec, BuiltinBots};
 use referee::net::{Protocol, ServeConfig, Server, DEFAULT_LISTEN};
+use referee::output::{Log, Progress};
 use referee::with_game;
 
 /// Arguments of `referee serve`.
@@ -80,7 +81,11 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         out: args.out.clone(),
         options: args.game.options(),
         seed: args.seed,
-        quiet: args.quiet,
+        log: if args.quiet {
+            Log::default()
+        } else {
+            Log::to(std::sync::Arc::new(Progress::new(false)))
+        },
     };
     let server = Server::<G>::bind(&args.listen, spec, &args.bot, cfg)?;
     let addr = server.local_addr()?;
@@ -95,7 +100,7 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         args.protocol,
         args.rounds
     );
-    referee::interrupt::install()?;
+    referee::interrupt::install(super::tell)?;
     let handle = server.spawn()?;
     let sig = loop {
         if let Some(sig) = referee::interrupt::interrupted() {

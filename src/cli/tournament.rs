@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use referee::bot::BuiltinBots;
+use referee::output::Progress;
 use referee::schedule::parse_shard;
 use referee::tournament::{self, RunOptions, TournamentFile};
 use referee::with_game;
@@ -86,11 +87,11 @@ fn run_game<G: BuiltinBots>(
         out: args.out.clone(),
         resume: args.resume,
         shard: args.shard,
-        progress: true,
         affinity: !args.process.no_affinity,
     };
-    referee::interrupt::install()?;
-    let r = tournament::run::<G>(&t, &opts)?;
+    referee::interrupt::install(super::tell)?;
+    let progress = Progress::new(args.json);
+    let r = tournament::run::<G>(&t, &opts, &progress)?;
     if let Some(sig) = referee::interrupt::interrupted() {
         let done = r.played + r.resumed;
         eprintln!(
@@ -115,7 +116,7 @@ fn run_game<G: BuiltinBots>(
     let mut report = None;
     if let (Some(dir), false) = (&args.out, args.no_report) {
         let path = dir.join("report.html");
-        referee::report::write_report(dir, &path)?;
+        referee::report::write_report(dir, &path, &progress)?;
         report = Some(path);
     }
     if args.json {
@@ -156,7 +157,8 @@ fn run_game<G: BuiltinBots>(
 
 /// Merges shard folders.
 pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
-    let (config, records, summary) = tournament::merge(&args.dirs)?;
+    let progress = Progress::new(args.json);
+    let (config, records, summary) = tournament::merge(&args.dirs, &progress)?;
     if let Some(dir) = &args.out {
         let (folder, games) = referee::journal::RunFolder::open(dir)?;
         if !games.records.is_empty() {
@@ -173,7 +175,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
             toml::to_string(&config)?.as_bytes(),
         )?;
         tournament::write_standings(&folder, &summary)?;
-        referee::report::write_report(dir, &dir.join("report.html"))?;
+        referee::report::write_report(dir, &dir.join("report.html"), &progress)?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary.to_json())?);

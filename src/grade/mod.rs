@@ -211,9 +211,9 @@ impl Gradable for Uttt {
         spec: &BotSpec,
         name: &str,
         cfg: &GradeConfig,
-        _observer: &dyn Observer,
+        observer: &dyn Observer,
     ) -> anyhow::Result<GradeReport> {
-        grade_scored(spec, name, cfg)
+        grade_scored(spec, name, cfg, observer)
     }
 }
 
@@ -230,11 +230,15 @@ pub fn grade(
     })
 }
 
-fn write_records(cfg: &GradeConfig, records: &[GameRecord]) -> anyhow::Result<()> {
+fn write_records(
+    cfg: &GradeConfig,
+    records: &[GameRecord],
+    observer: &dyn Observer,
+) -> anyhow::Result<()> {
     let Some(dir) = &cfg.out else { return Ok(()) };
     let (folder, games) = crate::journal::RunFolder::open(dir)?;
-    if let Some(t) = &games.torn {
-        eprintln!("referee: {t}; it was cut off");
+    for n in &games.notes {
+        observer.note(n);
     }
     for r in records {
         folder.append(r)?;
@@ -321,7 +325,7 @@ fn grade_solved<G: Solved>(
             observer.advance(1)
         });
         observer.end();
-        write_records(cfg, &records)?;
+        write_records(cfg, &records, observer)?;
         judge_sampled::<G>(&records, student, &options, &mut report);
     }
     report.elapsed_s = started.elapsed().as_secs_f64();
@@ -330,7 +334,12 @@ fn grade_solved<G: Solved>(
 
 /// Grades a UTTT bot by its score against `random`, `greedy` and
 /// `optimal`, each against its threshold.
-fn grade_scored(spec: &BotSpec, name: &str, cfg: &GradeConfig) -> anyhow::Result<GradeReport> {
+fn grade_scored(
+    spec: &BotSpec,
+    name: &str,
+    cfg: &GradeConfig,
+    observer: &dyn Observer,
+) -> anyhow::Result<GradeReport> {
     if cfg.mode.is_exhaustive() {
         bail!("--exhaustive needs a solved game (tictactoe or notakto); UTTT is graded by score");
     }
@@ -390,7 +399,7 @@ fn grade_scored(spec: &BotSpec, name: &str, cfg: &GradeConfig) -> anyhow::Result
         });
         all.extend(records);
     }
-    write_records(cfg, &all)?;
+    write_records(cfg, &all, observer)?;
     report.passed = report.scores.iter().all(|s| s.passed);
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)

@@ -13,6 +13,7 @@ use super::line::{LineError, LineReader, TimedRead};
 use crate::bot::external::ProcessPool;
 use crate::bot::{Bot, BotSpec, BuiltinBots, TimeControl};
 use crate::game::GameKind;
+use crate::output::Log;
 use crate::protocol::{Command, PositionText, FORFEIT_REPLY};
 use crate::record::escape_line;
 use crate::standings::Wdl;
@@ -37,8 +38,8 @@ pub struct ConnectConfig {
     pub max_line: usize,
     /// How long to wait for any line (`None`: for ever).
     pub timeout: Option<Duration>,
-    /// Print the local bot's forfeits on stderr.
-    pub report_forfeits: bool,
+    /// Where the local bot's forfeits are told (nowhere by default).
+    pub log: Log,
 }
 
 impl ConnectConfig {
@@ -51,7 +52,7 @@ impl ConnectConfig {
             seed: 0,
             max_line: 1 << 20,
             timeout: Some(DEFAULT_SERVER_TIMEOUT),
-            report_forfeits: true,
+            log: Log::default(),
         }
     }
 }
@@ -189,9 +190,9 @@ fn session<G: BuiltinBots, R: TimedRead, W: Write>(
                 match fresh.begin(b.seat, &time) {
                     Ok(()) => bot = Some(fresh),
                     Err(f) => {
-                        if cfg.report_forfeits {
-                            eprintln!("referee: round {round}: the local bot could not start: {f}");
-                        }
+                        cfg.log.note(&format!(
+                            "round {round}: the local bot could not start: {f}"
+                        ));
                         bot = None;
                     }
                 }
@@ -200,9 +201,8 @@ fn session<G: BuiltinBots, R: TimedRead, W: Write>(
                 let reply = match bot.as_mut().map(|b| b.select_move(&pos)) {
                     Some(Ok(mv)) => mv.to_string(),
                     Some(Err(f)) => {
-                        if cfg.report_forfeits {
-                            eprintln!("referee: round {round}: the local bot forfeits: {f}");
-                        }
+                        cfg.log
+                            .note(&format!("round {round}: the local bot forfeits: {f}"));
                         bot = None;
                         report.local_forfeits += 1;
                         FORFEIT_REPLY.to_string()
@@ -247,8 +247,7 @@ mod tests {
     fn run(input: &str, bot: &str) -> (anyhow::Result<ClientReport>, String) {
         let reader = LineReader::new(Script::lines(input), 1 << 16);
         let mut out = Vec::new();
-        let mut cfg = ConnectConfig::new(bot);
-        cfg.report_forfeits = false;
+        let cfg = ConnectConfig::new(bot);
         let r = play_session(reader, &mut out, &cfg, "the test");
         (r, String::from_utf8(out).unwrap())
     }

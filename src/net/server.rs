@@ -19,6 +19,7 @@ use crate::bot::{Bot, BotResult, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{GameOptions, Seat};
 use crate::journal::RunFolder;
 use crate::output::format_points;
+use crate::output::Log;
 use crate::record::GameRecord;
 use crate::referee::{play_game, GameSetup};
 use crate::seed;
@@ -53,8 +54,8 @@ pub struct ServeConfig {
     pub options: GameOptions,
     /// Master seed: round r of connection c gets `derive(seed, [c, r])`.
     pub seed: u64,
-    /// No per-connection log lines on stderr.
-    pub quiet: bool,
+    /// Where the per-connection log lines go (nowhere by default).
+    pub log: Log,
 }
 
 impl Default for ServeConfig {
@@ -70,7 +71,7 @@ impl Default for ServeConfig {
             out: None,
             options: GameOptions::default(),
             seed: 0,
-            quiet: false,
+            log: Log::default(),
         }
     }
 }
@@ -80,24 +81,26 @@ impl Default for ServeConfig {
 struct Journal {
     folder: RunFolder,
     failed: AtomicBool,
+    log: Log,
 }
 
 impl Journal {
-    fn open(dir: &std::path::Path) -> anyhow::Result<Journal> {
+    fn open(dir: &std::path::Path, log: &Log) -> anyhow::Result<Journal> {
         let (folder, games) = RunFolder::open(dir)?;
-        if let Some(t) = &games.torn {
-            eprintln!("referee: {t}; it was cut off");
+        for n in &games.notes {
+            log.note(n);
         }
         Ok(Journal {
             folder,
             failed: AtomicBool::new(false),
+            log: log.clone(),
         })
     }
 
     fn append(&self, rec: &GameRecord) {
         if let Err(e) = self.folder.append(rec) {
             if !self.failed.swap(true, Ordering::Relaxed) {
-                eprintln!("referee: {e:#}");
+                self.log.note(&format!("{e:#}"));
             }
         }
     }
@@ -230,7 +233,7 @@ impl<G: BuiltinBots> Server<G> {
         let listener =
             TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
         let journal = match &cfg.out {
-            Some(dir) => Some(Journal::open(dir)?),
+            Some(dir) => Some(Journal::open(dir, &cfg.log)?),
             None => None,
         };
         Ok(Server {
@@ -267,7 +270,7 @@ impl<G: BuiltinBots> Server<G> {
                 Err(e) => {
                     // Out of file descriptors and the like: wait a little
                     // rather than spin, and keep serving.
-                    eprintln!("referee: accept failed: {e}");
+                    shared.cfg.log.note(&format!("accept failed: {e}"));
                     std::thread::sleep(Duration::from_millis(50));
                     continue;
                 }
@@ -280,12 +283,10 @@ impl<G: BuiltinBots> Server<G> {
             let slot = match Slot::take(shared, peer.ip()) {
                 Ok(slot) => slot,
                 Err(why) => {
-                    if !shared.cfg.quiet {
-                        eprintln!(
-                            "referee: refused {peer}: {}",
-                            why.trim_start_matches("error ")
-                        );
-                    }
+                    shared.cfg.log.note(&format!(
+                        "refused {peer}: {}",
+                        why.trim_start_matches("error ")
+                    ));
                     refuse(stream, &why);
                     continue;
                 }
@@ -298,7 +299,10 @@ impl<G: BuiltinBots> Server<G> {
                     drop(slot);
                 });
             if let Err(e) = spawned {
-                eprintln!("referee: cannot start a thread for {peer}: {e}");
+                shared
+                    .cfg
+                    .log
+                    .note(&format!("cannot start a thread for {peer}: {e}"));
             }
         }
     }
@@ -335,13 +339,12 @@ fn serve_client<G: BuiltinBots>(sh: &Shared<G>, stream: TcpStream, peer: SocketA
     let conn = match Conn::new(stream, cfg.max_line) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("referee: {peer}: {e}");
+            cfg.log.note(&format!("{peer}: {e}"));
             return;
         }
     };
-    if !cfg.quiet {
-        eprintln!("referee: {peer} connected (client {conn_id})");
-    }
+    cfg.log
+        .note(&format!("{peer} connected (client {conn_id})"));
     let score = match cfg.protocol {
         Protocol::V1 => play_match(sh, peer, conn_id, V1Remote::new(conn, G::KIND, cfg.time)),
         Protocol::Text => {
@@ -349,14 +352,12 @@ fn serve_client<G: BuiltinBots>(sh: &Shared<G>, stream: TcpStream, peer: SocketA
             play_match(sh, peer, conn_id, remote)
         }
     };
-    if !cfg.quiet {
-        eprintln!(
-            "referee: {peer} done after {} rounds: client {} : server {}",
-            score.games(),
-            format_points(score.points()),
-            format_points(score.opponent_points())
-        );
-    }
+    cfg.log.note(&format!(
+        "{peer} done after {} rounds: client {} : server {}",
+        score.games(),
+        format_points(score.points()),
+        format_points(score.opponent_points())
+    ));
 }
 
 /// Plays up to `rounds` rounds against `remote`, recording each one, and
@@ -386,7 +387,8 @@ fn play_match<G: BuiltinBots, R: Remote<G>>(
         let mut bot = match sh.spec.instantiate::<G>(bot_seed, &cfg.time, None) {
             Ok(b) => b,
             Err(e) => {
-                eprintln!("referee: the server's bot cannot be made: {e}");
+                cfg.log
+                    .note(&format!("the server's bot cannot be made: {e}"));
                 break;
             }
         };
@@ -437,7 +439,7 @@ mod tests {
             rounds: 6,
             protocol: Protocol::V1,
             out: Some(dir.clone()),
-            quiet: true,
+            log: Log::default(),
             seed: 5,
             ..ServeConfig::default()
         };

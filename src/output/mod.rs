@@ -9,7 +9,7 @@ pub mod grade;
 mod progress;
 pub mod standings;
 
-pub use progress::{Observer, Progress, Silent};
+pub use progress::{Log, Observer, Progress, Silent};
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 

@@ -23,6 +23,35 @@ pub trait Observer: Sync {
     fn end(&self) {}
 }
 
+/// A shareable log for the parts of a run that live on their own threads
+/// (a server, a client session): its notes go to an observer, or nowhere.
+#[derive(Clone, Default)]
+pub struct Log(Option<std::sync::Arc<dyn Observer + Send + Sync>>);
+
+impl Log {
+    /// A log whose notes go to `observer`.
+    pub fn to(observer: std::sync::Arc<dyn Observer + Send + Sync>) -> Log {
+        Log(Some(observer))
+    }
+
+    /// Tells `text`, if anyone listens.
+    pub fn note(&self, text: &str) {
+        if let Some(o) = &self.0 {
+            o.note(text);
+        }
+    }
+}
+
+impl std::fmt::Debug for Log {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Log(on)"
+        } else {
+            "Log(off)"
+        })
+    }
+}
+
 /// The observer that shows nothing.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Silent;

@@ -11,6 +11,7 @@ use std::path::Path;
 use anyhow::Context;
 use serde::Serialize;
 
+use crate::output::Observer;
 use crate::record::GameRecord;
 use crate::standings::{elo_interval, Standings};
 
@@ -287,10 +288,10 @@ fn html_escape(s: &str) -> String {
 
 /// Reads `dir/games.jsonl` and writes the page to `out`.
 /// Returns the number of games in the report.
-pub fn write_report(dir: &Path, out: &Path) -> anyhow::Result<usize> {
+pub fn write_report(dir: &Path, out: &Path, observer: &dyn Observer) -> anyhow::Result<usize> {
     let games = crate::journal::read_existing_games(dir)?;
-    if let Some(t) = &games.torn {
-        eprintln!("referee: {t}");
+    for n in &games.notes {
+        observer.note(n);
     }
     let records = games.records;
     let title = dir
@@ -414,6 +415,6 @@ mod tests {
         fs::write(&p, format!("{}\n{line}\n", &line[..20])).unwrap();
         let err = crate::journal::read_games(dir).unwrap_err().to_string();
         assert!(err.contains(":1: not a game record"), "{err}");
-        assert!(write_report(dir, &dir.join("r.html")).is_err());
+        assert!(write_report(dir, &dir.join("r.html"), &crate::output::Silent).is_err());
     }
 }

@@ -7,7 +7,6 @@ pub mod config;
 pub mod report;
 
 use std::collections::HashSet;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -16,6 +15,7 @@ use anyhow::{bail, Context};
 
 use crate::bot::BuiltinBots;
 use crate::journal::{self, BotPrint, RunFolder};
+use crate::output::Observer;
 use crate::record::GameRecord;
 use crate::runner::{run_games_with, Pairing};
 use crate::standings::Standings;
@@ -34,8 +34,6 @@ pub struct RunOptions {
     pub resume: bool,
     /// Play only shard `K` of `N`.
     pub shard: Option<(u64, u64)>,
-    /// Show progress on stderr.
-    pub progress: bool,
     /// Pin each worker and its bots to one CPU.
     pub affinity: bool,
 }
@@ -47,7 +45,6 @@ impl Default for RunOptions {
             out: None,
             resume: false,
             shard: None,
-            progress: false,
             affinity: true,
         }
     }
@@ -94,86 +91,13 @@ fn check_record(t: &Tournament, ids: &std::ops::Range<u64>, r: &GameRecord) -> a
     Ok(())
 }
 
-/// Live progress: a bar on a terminal, a plain line every few seconds
-/// otherwise, nothing when disabled.
-struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-    plain: bool,
-    total: u64,
-    done: u64,
-    start_done: u64,
-    started: Instant,
-    last_line: Instant,
-}
-
-impl Progress {
-    fn new(enabled: bool, done: u64, total: u64) -> Progress {
-        let terminal = enabled && std::io::stderr().is_terminal();
-        let bar = terminal.then(|| {
-            let b = indicatif::ProgressBar::new(total);
-            if let Ok(style) = indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} games  {rate}  ETA {eta}",
-            ) {
-                b.set_style(style.with_key(
-                    "rate",
-                    |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                        let _ = write!(w, "{:.0} games/s", s.per_sec());
-                    },
-                ));
-            }
-            b.set_position(done);
-            b
-        });
-        Progress {
-            bar,
-            plain: enabled && !terminal,
-            total,
-            done,
-            start_done: done,
-            started: Instant::now(),
-            last_line: Instant::now(),
-        }
-    }
-
-    fn inc(&mut self) {
-        self.done += 1;
-        if let Some(b) = &self.bar {
-            b.inc(1);
-        } else if self.plain
-            && self.done.is_multiple_of(64)
-            && self.last_line.elapsed() >= Duration::from_secs(5)
-        {
-            self.last_line = Instant::now();
-            self.line();
-        }
-    }
-
-    fn line(&self) {
-        let secs = self.started.elapsed().as_secs_f64().max(1e-9);
-        let rate = (self.done - self.start_done) as f64 / secs;
-        let eta = if rate > 0.0 {
-            format!("{:.0}s", (self.total - self.done) as f64 / rate)
-        } else {
-            "?".into()
-        };
-        eprintln!(
-            "referee: {}/{} games, {rate:.0} games/s, ETA {eta}",
-            self.done, self.total
-        );
-    }
-
-    fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        } else if self.plain {
-            self.line();
-        }
-    }
-}
-
 /// Runs the tournament (or its shard), resuming from and writing to the
 /// output folder when one is given.
-pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<RunReport> {
+pub fn run<G: BuiltinBots>(
+    t: &Tournament,
+    opts: &RunOptions,
+    observer: &dyn Observer,
+) -> anyhow::Result<RunReport> {
     let sched = &t.file.schedule;
     let ids = match opts.shard {
         Some((k, n)) => sched.shard(k, n),
@@ -190,6 +114,9 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
                 .map(|e| BotPrint::of(&e.name, &e.spec))
                 .collect();
             let (folder, games) = RunFolder::start(dir, &t.file.canonical(), &bots, opts.resume)?;
+            for n in &games.notes {
+                observer.note(n);
+            }
             (Some(folder), games.records)
         }
         None => (None, Vec::new()),
@@ -217,7 +144,7 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
         .collect();
 
     let writer = folder.as_ref();
-    let mut progress = Progress::new(opts.progress, done.len() as u64, ids.end - ids.start);
+    observer.begin("games", Some(ids.end - ids.start), done.len() as u64);
     // The first failed write; later games are still played and counted, but
     // the run ends with this error (the file would miss games otherwise).
     let write_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
@@ -248,11 +175,11 @@ pub fn run<G: BuiltinBots>(t: &Tournament, opts: &RunOptions) -> anyhow::Result<
             standings.add(&rec);
             distinct.add(fp);
             played += 1;
-            progress.inc();
+            observer.advance(1);
         },
     );
     let elapsed = started.elapsed();
-    progress.finish();
+    observer.end();
     if let Some(e) = write_error.into_inner().ok().flatten() {
         return Err(e);
     }
@@ -293,7 +220,10 @@ pub fn write_standings(folder: &RunFolder, summary: &Summary) -> anyhow::Result<
 /// standings of the whole. Every folder must hold the same configuration,
 /// and together they must hold every game of the schedule exactly once
 /// (a game found in two folders must be the same game).
-pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<(toml::Table, Vec<GameRecord>, Summary)> {
+pub fn merge(
+    dirs: &[PathBuf],
+    observer: &dyn Observer,
+) -> anyhow::Result<(toml::Table, Vec<GameRecord>, Summary)> {
     let Some(first) = dirs.first() else {
         bail!("merge needs at least one folder");
     };
@@ -315,8 +245,8 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<(toml::Table, Vec<GameRecord>, 
     let mut by_id: Vec<Option<GameRecord>> = vec![None; total as usize];
     for d in dirs {
         let games = journal::read_existing_games(d)?;
-        if let Some(t) = &games.torn {
-            eprintln!("referee: {t}");
+        for n in &games.notes {
+            observer.note(n);
         }
         for r in games.records {
             let slot = by_id.get_mut(r.id as usize).with_context(|| {
@@ -361,6 +291,7 @@ fn same_game(a: &GameRecord, b: &GameRecord) -> bool {
 mod tests {
     use super::*;
     use crate::game::TicTacToe;
+    use crate::output::Silent;
     use std::path::Path;
 
     fn tournament(seed: u64) -> Tournament {
@@ -412,6 +343,7 @@ mod tests {
                     shard,
                     ..RunOptions::default()
                 },
+                &Silent,
             )
             .unwrap()
         };
@@ -427,6 +359,7 @@ mod tests {
                 jobs: 2,
                 ..RunOptions::default()
             },
+            &Silent,
         )
         .unwrap();
         assert_ne!(untimed(&a.summary)["crosstable"], serde_json::Value::Null);
@@ -436,10 +369,10 @@ mod tests {
         for (k, d) in shards.iter().enumerate() {
             run_in(d, 2, Some((k as u64 + 1, 3)));
         }
-        let (_, records, merged) = merge(&shards).unwrap();
+        let (_, records, merged) = merge(&shards, &Silent).unwrap();
         assert_eq!(records.len(), 60);
         assert_eq!(untimed(&merged), untimed(&a.summary));
-        assert!(merge(&shards[..2])
+        assert!(merge(&shards[..2], &Silent)
             .unwrap_err()
             .to_string()
             .contains("missing"));
@@ -459,6 +392,7 @@ mod tests {
                 out: Some(d.clone()),
                 ..RunOptions::default()
             },
+            &Silent,
         )
         .unwrap();
         // Keep the first 25 lines plus a torn one, as a kill would.
@@ -473,7 +407,7 @@ mod tests {
             resume: true,
             ..RunOptions::default()
         };
-        let again = run::<TicTacToe>(&t, &opts).unwrap();
+        let again = run::<TicTacToe>(&t, &opts, &Silent).unwrap();
         assert_eq!((again.resumed, again.played), (25, 35));
         assert_eq!(untimed(&again.summary), untimed(&full.summary));
         assert_eq!(journal::read_games(&d).unwrap().records.len(), 60);
