@@ -14,7 +14,7 @@ use crate::record::Forfeit;
 use crate::referee::{play_game, GameSetup};
 
 /// Plays `moves` from the start of `G` with these options.
-pub fn position_from_moves<G: Game>(
+pub(crate) fn position_from_moves<G: Game>(
     opts: &crate::game::GameOptions,
     moves: &[&str],
 ) -> anyhow::Result<G> {

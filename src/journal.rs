@@ -38,9 +38,9 @@ pub const GAMES: &str = "games.jsonl";
 /// The configuration copy in a run folder.
 pub const CONFIG: &str = "tournament.toml";
 /// What else decides the games: the bots' programs.
-pub const FINGERPRINT: &str = "fingerprint.json";
+pub(crate) const FINGERPRINT: &str = "fingerprint.json";
 /// The lock file held by the run writing the folder.
-pub const LOCK: &str = ".referee.lock";
+pub(crate) const LOCK: &str = ".referee.lock";
 
 /// The path of the games file of run folder `dir`.
 pub fn games_path(dir: &Path) -> PathBuf {
@@ -88,7 +88,7 @@ pub struct Games {
 /// Reads the games of run folder `dir` (none when it has no games file).
 /// A torn last line is skipped and reported in [`Games::torn`]; any other
 /// line that is not a game record is an error naming `file:line`.
-pub fn read_games(dir: &Path) -> anyhow::Result<Games> {
+pub(crate) fn read_games(dir: &Path) -> anyhow::Result<Games> {
     let path = games_path(dir);
     let file = match File::open(&path) {
         Ok(f) => f,
@@ -131,7 +131,7 @@ pub fn read_games(dir: &Path) -> anyhow::Result<Games> {
 
 /// Reads the games of a run folder that must have them (to report or merge
 /// it): a missing games file is an error naming it.
-pub fn read_existing_games(dir: &Path) -> anyhow::Result<Games> {
+pub(crate) fn read_existing_games(dir: &Path) -> anyhow::Result<Games> {
     let path = games_path(dir);
     if !path.is_file() {
         bail!(
@@ -310,7 +310,7 @@ impl RunFolder {
 
     /// Appends one game already serialised as `line` (without its newline,
     /// which is added here so that the line goes out in one `write`).
-    pub fn append_line(&self, line: &mut Vec<u8>) -> anyhow::Result<()> {
+    pub(crate) fn append_line(&self, line: &mut Vec<u8>) -> anyhow::Result<()> {
         line.push(b'\n');
         let result = (&self.games).write_all(line);
         line.pop();
@@ -329,7 +329,7 @@ impl RunFolder {
 }
 
 /// Reads the configuration copy of a run folder.
-pub fn read_config(dir: &Path) -> anyhow::Result<toml::Table> {
+pub(crate) fn read_config(dir: &Path) -> anyhow::Result<toml::Table> {
     let p = dir.join(CONFIG);
     let text =
         std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
@@ -348,7 +348,7 @@ fn read_fingerprint(dir: &Path) -> anyhow::Result<Option<Vec<BotPrint>>> {
 }
 
 /// The keys whose values differ between two configurations, in words.
-pub fn config_differences(old: &toml::Table, new: &toml::Table) -> Vec<String> {
+pub(crate) fn config_differences(old: &toml::Table, new: &toml::Table) -> Vec<String> {
     let mut keys: Vec<&String> = old.keys().chain(new.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -441,7 +441,7 @@ fn external_print(name: &str, e: &ExternalSpec) -> BotPrint {
 }
 
 /// How the bots of a resumed run differ from those that played it, in words.
-pub fn bot_differences(old: &[BotPrint], new: &[BotPrint]) -> Vec<String> {
+pub(crate) fn bot_differences(old: &[BotPrint], new: &[BotPrint]) -> Vec<String> {
     let mut out = Vec::new();
     for n in new {
         let Some(o) = old.iter().find(|o| o.name == n.name) else {

@@ -25,16 +25,13 @@ use crate::bot::BotResult;
 use crate::game::{Game, GameKind, ParseError, Seat};
 use crate::record::{Forfeit, ForfeitReason};
 
-/// The protocol's version, as the documentation numbers it.
-pub const VERSION: u32 = 1;
-
 /// What a network client answers to a turn its own bot could not answer:
 /// not a move, so the server records a forfeit of that round and goes on.
-pub const FORFEIT_REPLY: &str = "forfeit";
+pub(crate) const FORFEIT_REPLY: &str = "forfeit";
 
 /// The longest reply line accepted from a bot process, in bytes (without
 /// its newline).
-pub const MAX_REPLY: usize = 64 * 1024;
+pub(crate) const MAX_REPLY: usize = 64 * 1024;
 
 /// The `begin` line: the game, the bot's seat and the per-move limit, and
 /// for bots that keep their process across games, the game's seed.
@@ -180,7 +177,7 @@ impl<G: FromStr<Err = ParseError>> FromStr for Command<G> {
 /// A position's text not yet read as a position: for the first line of a
 /// session, before its `begin` line says which game it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PositionText(pub String);
+pub(crate) struct PositionText(pub String);
 
 impl fmt::Display for PositionText {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -197,19 +194,14 @@ impl FromStr for PositionText {
 
 /// The text of a reply line as the protocol reads it: a trailing `\r` and
 /// spaces around the move are ignored.
-pub fn reply_text(raw: &[u8]) -> Result<&str, std::str::Utf8Error> {
+pub(crate) fn reply_text(raw: &[u8]) -> Result<&str, std::str::Utf8Error> {
     Ok(std::str::from_utf8(raw)?.trim_end_matches('\r').trim())
-}
-
-/// The reply line for a move (without its newline).
-pub fn reply_line<M: fmt::Display>(mv: M) -> String {
-    mv.to_string()
 }
 
 /// What came from a bot while a reply was due, whatever carries it (a
 /// pipe or a socket).
 #[derive(Debug)]
-pub enum Heard {
+pub(crate) enum Heard {
     /// A complete line (without its newline), received `elapsed` after the
     /// turn line went out.
     Line(Vec<u8>, Duration),
@@ -230,7 +222,7 @@ pub enum Heard {
 
 /// The time a bot had for one reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Allowance {
+pub(crate) struct Allowance {
     /// The per-move limit.
     pub move_ms: u64,
     /// The start-up allowance included in this turn's limit (0 except on
@@ -265,7 +257,7 @@ impl Allowance {
 /// and the evidence. The owner of the bot adds the position, the exit
 /// status and the stderr tail when it makes the [`Forfeit`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Breach {
+pub(crate) struct Breach {
     /// The forfeit reason.
     pub reason: ForfeitReason,
     /// What happened, in words.
@@ -291,7 +283,7 @@ impl Breach {
     }
 
     /// The program could not be started at all.
-    pub fn not_started(program: &str, err: &std::io::Error) -> Self {
+    pub(crate) fn not_started(program: &str, err: &std::io::Error) -> Self {
         Breach::new(
             ForfeitReason::Startup,
             format!("could not start '{program}': {err}"),
@@ -299,7 +291,7 @@ impl Breach {
     }
 
     /// Adds the bytes received (nothing when empty).
-    pub fn with_line(mut self, bytes: Vec<u8>) -> Self {
+    pub(crate) fn with_line(mut self, bytes: Vec<u8>) -> Self {
         if !bytes.is_empty() {
             self.line = Some(bytes);
         }
@@ -308,7 +300,7 @@ impl Breach {
 
     /// The forfeit it makes, in position `pos` (seat and move number are
     /// filled in by the referee).
-    pub fn into_forfeit<G: Game>(self, pos: &G) -> Forfeit {
+    pub(crate) fn into_forfeit<G: Game>(self, pos: &G) -> Forfeit {
         let mut f = Forfeit::new(self.reason, self.detail);
         f.line = self.line.as_deref().map(crate::record::escape_line);
         f.time_us = self.time_us;
@@ -330,7 +322,11 @@ impl Breach {
 /// - end of file (or a turn line that cannot be sent to a dead process) is
 ///   `startup` before the bot's first reply and `crash` after it;
 /// - output when no reply was due is `malformed`.
-pub fn judge_reply<G: Game>(heard: Heard, pos: &G, allow: &Allowance) -> Result<G::Move, Breach> {
+pub(crate) fn judge_reply<G: Game>(
+    heard: Heard,
+    pos: &G,
+    allow: &Allowance,
+) -> Result<G::Move, Breach> {
     let limit = allow.limit();
     let died = |what: &str| {
         if allow.replied_before {
@@ -479,10 +475,6 @@ mod tests {
             "error server full"
         );
         assert_eq!(FORFEIT_REPLY, "forfeit");
-        assert_eq!(
-            reply_line(crate::game::tictactoe::Cell::new(4).unwrap()),
-            "4"
-        );
     }
 
     #[test]

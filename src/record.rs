@@ -98,7 +98,7 @@ impl Forfeit {
     /// The forfeit placed in its game: the seat that forfeited, the move
     /// number (1-based ply) it was asked for, and the position (kept when
     /// the bot already said it).
-    pub fn located(mut self, seat: Seat, move_number: usize, position: &str) -> Forfeit {
+    pub(crate) fn located(mut self, seat: Seat, move_number: usize, position: &str) -> Forfeit {
         self.seat = seat;
         self.move_number = move_number;
         if self.position.is_empty() {

@@ -145,7 +145,7 @@ pub fn run_games<G: BuiltinBots>(
 /// as serialising and appending it to the results file, which must not wait
 /// for other games), then to `on_done` on the calling thread, in finishing
 /// order and in small batches (see [`BATCH_WAIT`]).
-pub fn run_games_with<G: BuiltinBots, T: Send>(
+pub(crate) fn run_games_with<G: BuiltinBots, T: Send>(
     entrants: &[Entrant],
     cfg: &RunConfig,
     pairings: &[Pairing],
@@ -221,7 +221,7 @@ pub fn run_games_with<G: BuiltinBots, T: Send>(
 const BATCH_GAMES: usize = 256;
 /// Longest a finished game waits on its worker before it is handed to the
 /// calling thread (for standings and progress; it was written out already).
-pub const BATCH_WAIT: Duration = Duration::from_millis(2);
+pub(crate) const BATCH_WAIT: Duration = Duration::from_millis(2);
 
 /// The default number of worker threads: the number of cores.
 pub fn default_jobs() -> usize {

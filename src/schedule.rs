@@ -82,7 +82,11 @@ impl Schedule {
     }
 
     /// The games in which bot `bot` plays `seat`, in id order.
-    pub fn pairings_in_seat(&self, bot: usize, seat: Seat) -> impl Iterator<Item = Pairing> + '_ {
+    pub(crate) fn pairings_in_seat(
+        &self,
+        bot: usize,
+        seat: Seat,
+    ) -> impl Iterator<Item = Pairing> + '_ {
         self.pairings()
             .filter(move |p| p.players[seat.index()] == bot)
     }
@@ -95,7 +99,7 @@ impl Schedule {
     /// Game `id` (< total). Ids go round by round over all pairs, so a
     /// partial run (or shard) still has every pair play; games `2k` and
     /// `2k+1` share an opening with the seats swapped.
-    pub fn pairing(&self, id: u64) -> Pairing {
+    pub(crate) fn pairing(&self, id: u64) -> Pairing {
         let n = self.pairs.len() as u64;
         let couple = id / 2;
         let pair = self.pairs[(couple % n) as usize];

@@ -5,7 +5,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 /// One SplitMix64 step: a strong 64-bit mixer.
-pub fn splitmix64(mut z: u64) -> u64 {
+pub(crate) fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -25,7 +25,7 @@ pub fn derive(master: u64, path: &[u64]) -> u64 {
 /// Derives a child seed from a master seed and a text (e.g. a position's
 /// text): its bytes are taken 8 at a time, so the seed is the same on every
 /// machine and with every Rust release (std's hashers promise neither).
-pub fn derive_text(master: u64, text: &str) -> u64 {
+pub(crate) fn derive_text(master: u64, text: &str) -> u64 {
     let mut words: Vec<u64> = text
         .as_bytes()
         .chunks(8)

@@ -120,7 +120,7 @@ pub struct Standings {
 
 impl Standings {
     /// Standings with these bots listed even before they play.
-    pub fn with_bots<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+    pub(crate) fn with_bots<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
         let mut s = Standings::default();
         for n in names {
             s.entry(n);

@@ -25,7 +25,7 @@ pub fn plan(workers: usize) -> Vec<usize> {
 
 /// The CPUs this process may run on.
 #[cfg(target_os = "linux")]
-pub fn allowed_cpus() -> Vec<usize> {
+pub(crate) fn allowed_cpus() -> Vec<usize> {
     use nix::sched::{sched_getaffinity, CpuSet};
     use nix::unistd::Pid;
     match sched_getaffinity(Pid::from_raw(0)) {
@@ -38,7 +38,7 @@ pub fn allowed_cpus() -> Vec<usize> {
 
 /// The CPUs this process may run on (none known off Linux).
 #[cfg(not(target_os = "linux"))]
-pub fn allowed_cpus() -> Vec<usize> {
+pub(crate) fn allowed_cpus() -> Vec<usize> {
     Vec::new()
 }
 

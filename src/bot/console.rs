@@ -33,7 +33,7 @@ fn find_prompt(buf: &[u8]) -> Option<usize> {
 }
 
 /// A short diff of what a program printed against what it should have.
-pub fn short_diff(expected: &str, got: &str) -> String {
+pub(crate) fn short_diff(expected: &str, got: &str) -> String {
     let diff = similar::TextDiff::from_lines(expected, got);
     let text = diff
         .unified_diff()
@@ -45,7 +45,7 @@ pub fn short_diff(expected: &str, got: &str) -> String {
 }
 
 /// A bot that plays a console program.
-pub struct ConsoleBot<G: Game> {
+pub(crate) struct ConsoleBot<G: Game> {
     spec: ExternalSpec,
     time: TimeControl,
     seed: u64,

@@ -21,15 +21,15 @@ use crate::protocol::{self, Allowance, Begin, Breach, Command, Heard};
 use crate::record::{Forfeit, ForfeitReason};
 
 /// How long a bot has to exit after `end` before it is killed.
-pub const END_GRACE: Duration = Duration::from_secs(1);
+pub(crate) const END_GRACE: Duration = Duration::from_secs(1);
 
 /// How many bytes of stderr a forfeit record keeps.
-pub const FORFEIT_STDERR_TAIL: usize = 2048;
+pub(crate) const FORFEIT_STDERR_TAIL: usize = 2048;
 
 /// The forfeit for breach `b` in `pos` with everything known about the
 /// bot's process: it is killed at once, and its exit status and the
 /// current game's stderr tail go into the record.
-pub fn process_forfeit<G: Game>(process: Option<BotProcess>, b: Breach, pos: &G) -> Forfeit {
+pub(crate) fn process_forfeit<G: Game>(process: Option<BotProcess>, b: Breach, pos: &G) -> Forfeit {
     let mut f = b.into_forfeit(pos);
     if let Some(mut p) = process {
         p.kill();
@@ -41,7 +41,7 @@ pub fn process_forfeit<G: Game>(process: Option<BotProcess>, b: Breach, pos: &G)
 
 /// Kept processes one worker holds at most by default: enough for the bots
 /// of the games it plays in a row, few enough to bound memory.
-pub const DEFAULT_POOL: usize = 8;
+pub(crate) const DEFAULT_POOL: usize = 8;
 
 /// Bot processes kept between games (bots that declare `reuse`), owned by
 /// one worker so that a process plays one game at a time. At most `cap`
@@ -196,11 +196,6 @@ impl<G: Game> ExternalBot<G> {
     /// (for a process started in this game).
     pub fn startup_us(&self) -> Option<u64> {
         self.first_reply_us
-    }
-
-    /// Whether this game is played by a process kept from an earlier game.
-    pub fn is_reused(&self) -> bool {
-        self.reused
     }
 
     /// After `end`: whether the bot exited by itself within the grace

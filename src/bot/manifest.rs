@@ -144,7 +144,7 @@ impl BotManifest {
     /// The bot these fields describe. `base_dir` is the folder of the file
     /// they came from: the default working directory, and what a relative
     /// `cwd` is relative to. The command runs in that working directory.
-    pub fn into_spec(self, base_dir: &Path) -> Result<ExternalSpec, BotError> {
+    pub(crate) fn into_spec(self, base_dir: &Path) -> Result<ExternalSpec, BotError> {
         let command = match self.command {
             CommandText::Line(line) => split_command(&line)
                 .map_err(|e| BotError(format!("bot '{}': command: {e}", self.name)))?,
@@ -236,7 +236,7 @@ impl ExternalSpec {
     }
 
     /// Fails unless the bot may play `game`, per its `games` list.
-    pub fn check_game(&self, game: GameKind) -> Result<(), BotError> {
+    pub(crate) fn check_game(&self, game: GameKind) -> Result<(), BotError> {
         if self.games.is_empty() || self.games.contains(&game) {
             return Ok(());
         }
@@ -250,7 +250,7 @@ impl ExternalSpec {
 
     /// Fails unless the program can be started: a path naming an
     /// executable file, or a name found on `PATH`.
-    pub fn check_startable(&self) -> Result<(), BotError> {
+    pub(crate) fn check_startable(&self) -> Result<(), BotError> {
         let program = self.command.first().map(String::as_str).unwrap_or("");
         if let Some(dir) = &self.cwd {
             if !dir.is_dir() {

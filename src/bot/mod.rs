@@ -109,7 +109,7 @@ pub enum BotResult {
 
 impl BotResult {
     /// The result for `seat` of a game that ended with `outcome`.
-    pub fn for_seat(outcome: Outcome, seat: Seat) -> BotResult {
+    pub(crate) fn for_seat(outcome: Outcome, seat: Seat) -> BotResult {
         match outcome {
             Outcome::Draw => BotResult::Draw,
             Outcome::Win(s) if s == seat => BotResult::Win,
@@ -118,7 +118,7 @@ impl BotResult {
     }
 
     /// `win`, `loss` or `draw`, as the protocol's end line says it.
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             BotResult::Win => "win",
             BotResult::Loss => "loss",
@@ -217,10 +217,10 @@ impl Params {
 
 /// Makes one built-in bot, seeded, for a game: what a built-in's checked
 /// parameters turn into, once per run.
-pub type Maker<G> = Arc<dyn Fn(u64) -> Box<dyn Bot<G>> + Send + Sync>;
+pub(crate) type Maker<G> = Arc<dyn Fn(u64) -> Box<dyn Bot<G>> + Send + Sync>;
 
 /// A [`Maker`] from a function that makes the bot from its seed.
-pub fn maker<G: Game, B: Bot<G> + 'static>(
+pub(crate) fn maker<G: Game, B: Bot<G> + 'static>(
     make: impl Fn(u64) -> B + Send + Sync + 'static,
 ) -> Maker<G> {
     Arc::new(move |seed| Box::new(make(seed)))
@@ -321,13 +321,13 @@ impl BuiltinSpec {
     }
 
     /// Whether `name` is a built-in bot of game `G`.
-    pub fn is_builtin<G: BuiltinBots>(&self) -> bool {
+    pub(crate) fn is_builtin<G: BuiltinBots>(&self) -> bool {
         G::builtin(&self.name).is_some()
     }
 
     /// Checks the name and the parameters for game `G` and keeps what makes
     /// the bot, so that each game's bot is made without parsing anything.
-    pub fn prepare<G: BuiltinBots>(mut self) -> Result<BuiltinSpec, BotError> {
+    pub(crate) fn prepare<G: BuiltinBots>(mut self) -> Result<BuiltinSpec, BotError> {
         let maker = self.maker::<G>()?;
         self.prepared = Some(Arc::new(maker));
         Ok(self)
@@ -402,7 +402,7 @@ impl<G: Game> Bot<G> for RuleBot<G> {
 }
 
 /// A forfeit for an in-process bot asked to move where it cannot.
-pub fn no_move_forfeit<G: Game>(pos: &G) -> Forfeit {
+pub(crate) fn no_move_forfeit<G: Game>(pos: &G) -> Forfeit {
     let mut f = Forfeit::new(
         crate::record::ForfeitReason::Illegal,
         "asked to move in a finished position",

@@ -32,13 +32,13 @@ use super::manifest::{ExternalSpec, ResourceLimits};
 use crate::protocol::MAX_REPLY;
 
 /// How much of a bot's stderr is kept at each end of the log.
-pub const LOG_KEEP: usize = 64 * 1024;
+pub(crate) const LOG_KEEP: usize = 64 * 1024;
 
 /// Default address-space limit (MiB) when a bot's limits do not say.
-pub const DEFAULT_MEMORY_MB: u64 = 4096;
+pub(crate) const DEFAULT_MEMORY_MB: u64 = 4096;
 
 /// Default CPU-time limit (seconds) when a bot's limits do not say.
-pub const DEFAULT_CPU_SECONDS: u64 = 600;
+pub(crate) const DEFAULT_CPU_SECONDS: u64 = 600;
 
 /// The environment variable that carries the seed of the first game a
 /// process plays (docs/protocol.md).
@@ -47,11 +47,11 @@ pub const SEED_VAR: &str = "REFEREE_SEED";
 /// The variables a bot keeps from referee's own environment when it does
 /// not inherit the whole of it (docs/protocol.md): enough for interpreters
 /// to be found and to start.
-pub const KEPT_VARS: [&str; 3] = ["PATH", "HOME", "LANG"];
+pub(crate) const KEPT_VARS: [&str; 3] = ["PATH", "HOME", "LANG"];
 
 /// A bot's stderr, bounded: the first and the last [`LOG_KEEP`] bytes.
 #[derive(Debug, Default)]
-pub struct StderrLog {
+pub(crate) struct StderrLog {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: u64,
@@ -76,23 +76,8 @@ impl StderrLog {
     }
 
     /// Bytes the bot wrote to stderr in total.
-    pub fn total_bytes(&self) -> u64 {
+    pub(crate) fn total_bytes(&self) -> u64 {
         self.total
-    }
-
-    /// The kept log as text: head, a note of what was skipped, tail.
-    pub fn text(&self) -> String {
-        let mut out = String::from_utf8_lossy(&self.head).into_owned();
-        let kept = (self.head.len() + self.tail.len()) as u64;
-        if self.total > kept {
-            out.push_str(&format!(
-                "\n[... {} bytes of stderr skipped ...]\n",
-                self.total - kept
-            ));
-        }
-        let (a, b) = self.tail.as_slices();
-        out.push_str(&String::from_utf8_lossy(&[a, b].concat()));
-        out
     }
 
     /// At most the last `max` bytes the bot wrote (lossy UTF-8).
@@ -114,7 +99,7 @@ impl StderrLog {
 
 /// What came back from the bot when a reply was awaited.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// A complete line (without its newline), and when its newline arrived.
     Line(Vec<u8>, Instant),
     /// More than [`MAX_REPLY`] bytes without a newline; the first bytes.
@@ -127,7 +112,7 @@ pub enum Reply {
 
 impl Reply {
     /// The same thing in the protocol's terms, timed from `sent`.
-    pub fn heard(self, sent: Instant) -> crate::protocol::Heard {
+    pub(crate) fn heard(self, sent: Instant) -> crate::protocol::Heard {
         use crate::protocol::Heard;
         match self {
             Reply::Line(l, at) => Heard::Line(l, at.saturating_duration_since(sent)),
@@ -150,7 +135,7 @@ fn live() -> std::sync::MutexGuard<'static, Vec<i32>> {
 /// Kills the process group of every bot alive (used when referee is
 /// interrupted) and returns how many there were. The processes are reaped
 /// by their owners.
-pub fn kill_all() -> usize {
+pub(crate) fn kill_all() -> usize {
     let groups = live();
     for &pgid in groups.iter() {
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
@@ -158,15 +143,10 @@ pub fn kill_all() -> usize {
     groups.len()
 }
 
-/// How many bot processes are alive (not yet reaped).
-pub fn live_count() -> usize {
-    live().len()
-}
-
 /// A running bot process. Dropping it kills the whole process group and
 /// reaps the process, whatever state it is in.
 #[derive(Debug)]
-pub struct BotProcess {
+pub(crate) struct BotProcess {
     pid: Pid,
     stdin: Option<ChildStdin>,
     stdout: ChildStdout,
@@ -187,7 +167,7 @@ pub struct BotProcess {
 }
 
 /// The limits actually applied: the spec's, or the defaults; 0 means none.
-pub fn effective_limits(l: &ResourceLimits) -> [(Resource, u64); 3] {
+pub(crate) fn effective_limits(l: &ResourceLimits) -> [(Resource, u64); 3] {
     [
         (
             Resource::RLIMIT_AS,
@@ -370,7 +350,8 @@ impl BotProcess {
     }
 
     /// The process id (also the process group id).
-    pub fn pid(&self) -> i32 {
+    #[cfg(test)]
+    pub(crate) fn pid(&self) -> i32 {
         self.pid.as_raw()
     }
 
@@ -385,7 +366,7 @@ impl BotProcess {
     }
 
     /// Counts one reply (the caller judged the line a reply).
-    pub fn count_answer(&mut self) {
+    pub(crate) fn count_answer(&mut self) {
         self.answered += 1;
     }
 
@@ -486,7 +467,7 @@ impl BotProcess {
     /// including what is in the pipe right now (read without waiting):
     /// output outside a turn, whichever reads it arrived in. Empty when
     /// there is none.
-    pub fn take_stray(&mut self) -> Vec<u8> {
+    pub(crate) fn take_stray(&mut self) -> Vec<u8> {
         self.drain_stderr();
         // Bounded: a bot that floods its stdout is judged on the first part.
         while self.stdout_open && self.buf.len() <= MAX_REPLY {
@@ -508,13 +489,13 @@ impl BotProcess {
 
     /// Whether the process is still running with its stdout open: what a
     /// kept process must be to play another game.
-    pub fn is_alive(&self) -> bool {
+    pub(crate) fn is_alive(&self) -> bool {
         self.stdout_open && self.stdin.is_some() && !self.has_exited()
     }
 
     /// Whether a whole line has already been read and waits in the buffer,
     /// so that [`BotProcess::read_line`] would return it without waiting.
-    pub fn has_line(&self) -> bool {
+    pub(crate) fn has_line(&self) -> bool {
         self.buf.contains(&b'\n')
     }
 
@@ -543,7 +524,7 @@ impl BotProcess {
     /// gathered so far (it returns the message's length) and returns that
     /// message, for programs whose prompts do not end in a newline. Memory
     /// stays bounded as in [`BotProcess::read_line`].
-    pub fn read_until(
+    pub(crate) fn read_until(
         &mut self,
         find: impl Fn(&[u8]) -> Option<usize>,
         deadline: Instant,
@@ -616,7 +597,7 @@ impl BotProcess {
     /// Sends `line` (the `end` line) and closes stdin; the bot then has
     /// until `grace` from now to exit, which [`BotProcess::wait_exit`] waits
     /// for. Split in two so that both bots of a game can exit at once.
-    pub fn send_end(&mut self, line: &[u8], grace: Duration) {
+    pub(crate) fn send_end(&mut self, line: &[u8], grace: Duration) {
         if self.status.is_some() || self.end_deadline.is_some() {
             return;
         }
@@ -637,7 +618,7 @@ impl BotProcess {
     /// After [`BotProcess::send_end`]: waits for the bot to exit until its
     /// deadline, then kills what is left of its group and reaps it. Returns
     /// whether it exited by itself in time.
-    pub fn wait_exit(&mut self) -> bool {
+    pub(crate) fn wait_exit(&mut self) -> bool {
         if self.status.is_some() {
             return false;
         }
@@ -685,13 +666,13 @@ impl BotProcess {
 
     /// Starts counting stderr for a new game: [`BotProcess::game_stderr_tail`]
     /// shows only what comes after.
-    pub fn mark_game_start(&mut self) {
+    pub(crate) fn mark_game_start(&mut self) {
         self.drain_stderr();
         self.log_mark = self.log.total_bytes();
     }
 
     /// The last `max` bytes of stderr written since the current game began.
-    pub fn game_stderr_tail(&mut self, max: usize) -> String {
+    pub(crate) fn game_stderr_tail(&mut self, max: usize) -> String {
         self.drain_stderr();
         let since = self.log.total_bytes() - self.log_mark;
         self.log.tail(max.min(since as usize))
@@ -738,9 +719,6 @@ mod tests {
         assert_eq!(l.head.len(), LOG_KEEP);
         assert_eq!(l.tail.len(), LOG_KEEP);
         assert!(l.tail(10).ends_with("bbbbbbbend"));
-        let t = l.text();
-        assert!(t.contains("bytes of stderr skipped"));
-        assert!(t.starts_with('a') && t.ends_with("end"));
     }
 
     #[test]
@@ -748,7 +726,6 @@ mod tests {
         let mut l = StderrLog::default();
         l.push(b"hello\nworld\n");
         assert_eq!(l.tail(6), "world\n");
-        assert_eq!(l.text(), "hello\nworld\n");
     }
 
     fn sh(script: &str) -> ExternalSpec {

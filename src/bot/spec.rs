@@ -75,7 +75,7 @@ impl BotSpec {
     /// of a tournament file in `base_dir`), checked for game `kind` the same
     /// way [`BotSpec::resolve`] checks a manifest file: the game must be
     /// listed and the program must be startable.
-    pub fn from_manifest(
+    pub(crate) fn from_manifest(
         manifest: BotManifest,
         base_dir: &Path,
         kind: GameKind,
@@ -121,7 +121,7 @@ impl BotSpec {
     }
 
     /// Whether the bot runs in this process (no time limit enforcement needed).
-    pub fn is_in_process(&self) -> bool {
+    pub(crate) fn is_in_process(&self) -> bool {
         matches!(self, BotSpec::Builtin(_))
     }
 }

@@ -30,7 +30,7 @@ impl Greedy {
     }
 
     /// The set of moves the rules allow in `pos` (all equally good to them).
-    pub fn candidates(pos: &TicTacToe) -> u16 {
+    pub(crate) fn candidates(pos: &TicTacToe) -> u16 {
         let empty = pos.empty_bits();
         let me = pos.to_move();
         let win = winning_cells(pos.bits(me), empty);
@@ -87,7 +87,7 @@ fn solve(pos: &TicTacToe, t: &mut HashMap<(u16, u16), i8>) -> i8 {
 
 /// The perfect-play value of `pos` for the player to move: > 0 won, 0 drawn,
 /// < 0 lost (magnitude `10 - plies at the end`).
-pub fn value(pos: &TicTacToe) -> i8 {
+pub(crate) fn value(pos: &TicTacToe) -> i8 {
     let t = table();
     match t.get(&(pos.x_bits(), pos.o_bits())) {
         Some(&v) => v,
@@ -101,7 +101,7 @@ pub fn value(pos: &TicTacToe) -> i8 {
 }
 
 /// Every move that keeps the best value, i.e. the optimal choices.
-pub fn best_moves(pos: &TicTacToe) -> Vec<Cell> {
+pub(crate) fn best_moves(pos: &TicTacToe) -> Vec<Cell> {
     let scored: Vec<(Cell, i8)> = pos
         .legal_moves()
         .iter()

@@ -19,7 +19,7 @@ use crate::seed;
 
 /// The kinds of input line a generated game contains.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputKind {
+pub(crate) enum InputKind {
     /// A legal move.
     Legal,
     /// A move whose cell or board is out of range (`B9`, or a board letter
@@ -38,7 +38,7 @@ const GARBAGE: [&str; 8] = ["fds", "hello", "?", "66", "XX", "move", "-1", "!A"]
 
 /// Generates one game's input: lines ending in `\n`, and whether the input
 /// stops before the game ends (early end of input).
-pub fn generate_input<G: Game>(opts: &GameOptions, game_seed: u64) -> (String, bool) {
+pub(crate) fn generate_input<G: Game>(opts: &GameOptions, game_seed: u64) -> (String, bool) {
     let mut rng = seed::rng(game_seed);
     let mut pos = G::start(opts);
     // Every move text of the empty position: the well-formed moves, some of
@@ -109,7 +109,7 @@ fn out_of_range(base: &str, opts: &GameOptions, letter: bool) -> String {
 }
 
 /// The reference transcript: what `referee play` prints for this input.
-pub fn reference_output<G: Game>(opts: &GameOptions, input: &str) -> Vec<u8> {
+pub(crate) fn reference_output<G: Game>(opts: &GameOptions, input: &str) -> Vec<u8> {
     let mut players: [Player<G>; 2] = [Player::Human, Player::Human];
     let mut out = Vec::new();
     let mut inp = input.as_bytes();
@@ -121,7 +121,7 @@ pub fn reference_output<G: Game>(opts: &GameOptions, input: &str) -> Vec<u8> {
 
 /// What a student's program did with one input.
 #[derive(Clone, Debug)]
-pub struct ProgramRun {
+pub(crate) struct ProgramRun {
     /// Its standard output (cut after 64 KiB: a transcript is a few KiB,
     /// so more is a runaway program).
     pub stdout: Vec<u8>,
@@ -135,7 +135,7 @@ pub struct ProgramRun {
 /// Runs `command` (in `cwd`) with `input` on stdin, under the same
 /// supervision as every bot ([`BotProcess`]: its own process group, a clean
 /// environment, limits), and kills what is left of it after `timeout`.
-pub fn run_program(
+pub(crate) fn run_program(
     command: &[String],
     cwd: Option<&Path>,
     input: &str,
@@ -198,7 +198,7 @@ pub struct CheckReport {
 
 /// A unified diff of two transcripts, with a clear note when they differ
 /// only in bytes a line diff does not show (a missing final newline).
-pub fn transcript_diff(reference: &[u8], program: &[u8]) -> String {
+pub(crate) fn transcript_diff(reference: &[u8], program: &[u8]) -> String {
     let a = String::from_utf8_lossy(reference);
     let b = String::from_utf8_lossy(program);
     similar::TextDiff::from_lines(a.as_ref(), b.as_ref())

@@ -3,7 +3,7 @@
 //! cell lists on the playout hot paths, and the 8 symmetries of the square.
 
 /// The eight lines of a 3x3 board as bit masks (bit i = cell i, row-major).
-pub const LINES: [u16; 8] = [
+pub(crate) const LINES: [u16; 8] = [
     0b000_000_111,
     0b000_111_000,
     0b111_000_000,
@@ -15,7 +15,7 @@ pub const LINES: [u16; 8] = [
 ];
 
 /// All nine cells.
-pub const FULL: u16 = 0x1ff;
+pub(crate) const FULL: u16 = 0x1ff;
 
 /// `LINE_TABLE[m]`: whether the 9-bit mask `m` holds a line. A table lookup
 /// is the fastest test on the playout hot paths of all three games.
@@ -39,13 +39,13 @@ const fn line_table() -> [bool; 512] {
 
 /// Whether the cells in `bits` contain a complete line.
 #[inline(always)]
-pub fn has_line(bits: u16) -> bool {
+pub(crate) fn has_line(bits: u16) -> bool {
     LINE_TABLE[(bits & FULL) as usize]
 }
 
 /// Cells that would complete a line for `own` if taken, among `empty` cells.
 #[inline]
-pub fn winning_cells(own: u16, empty: u16) -> u16 {
+pub(crate) fn winning_cells(own: u16, empty: u16) -> u16 {
     let mut out = 0;
     for line in LINES {
         let missing = line & !own;
@@ -176,7 +176,7 @@ pub(crate) fn nth_bit_mask(bits: u16, n: u32) -> u16 {
 
 /// The images of each cell under the 8 symmetries of the square:
 /// `SYMMETRIES[k][c]` is where symmetry `k` takes cell `c` (0 is the identity).
-pub const SYMMETRIES: [[u8; 9]; 8] = [
+pub(crate) const SYMMETRIES: [[u8; 9]; 8] = [
     [0, 1, 2, 3, 4, 5, 6, 7, 8],
     [2, 5, 8, 1, 4, 7, 0, 3, 6],
     [8, 7, 6, 5, 4, 3, 2, 1, 0],
@@ -188,7 +188,7 @@ pub const SYMMETRIES: [[u8; 9]; 8] = [
 ];
 
 /// Maps a 9-bit cell mask through a symmetry table.
-pub fn map_bits(bits: u16, sym: &[u8; 9]) -> u16 {
+pub(crate) fn map_bits(bits: u16, sym: &[u8; 9]) -> u16 {
     let mut out = 0;
     for (i, &t) in sym.iter().enumerate() {
         if bits & (1 << i) != 0 {

@@ -21,10 +21,10 @@ pub use uttt::{Uttt, UtttMove};
 
 /// The most legal moves any position of any game can have (Notakto with 26
 /// empty boards has 234).
-pub const MAX_MOVES: usize = 256;
+pub(crate) const MAX_MOVES: usize = 256;
 
 /// A list of moves kept on the stack: generating moves never allocates.
-pub type MoveList<M> = ArrayVec<M, MAX_MOVES>;
+pub(crate) type MoveList<M> = ArrayVec<M, MAX_MOVES>;
 
 /// One of the two players. Player 1 moves first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -61,7 +61,7 @@ impl Seat {
     }
 
     /// The seat with the given player number (1 or 2).
-    pub fn from_number(n: u8) -> Option<Seat> {
+    pub(crate) fn from_number(n: u8) -> Option<Seat> {
         match n {
             1 => Some(Seat::One),
             2 => Some(Seat::Two),
@@ -181,7 +181,7 @@ impl Default for GameOptions {
 
 impl GameOptions {
     /// Checks the options, with a message naming the bad value.
-    pub fn validate(&self) -> Result<(), ParseError> {
+    pub(crate) fn validate(&self) -> Result<(), ParseError> {
         if !(1..=26).contains(&self.boards) {
             return Err(ParseError::new(format!(
                 "boards must be between 1 and 26, got {}",
@@ -416,27 +416,12 @@ pub trait Game:
 }
 
 /// Seats in words: `player 1`, `player 1 and player 2`.
-pub fn seats_text(seats: &[Seat]) -> String {
+pub(crate) fn seats_text(seats: &[Seat]) -> String {
     seats
         .iter()
         .map(|s| format!("player {}", s.number()))
         .collect::<Vec<_>>()
         .join(" and ")
-}
-
-/// A canonical form of a whole game (its move list) up to board symmetry:
-/// the smallest, by move text, of its images under every symmetry. Two games
-/// have the same canonical form iff one is a symmetric copy of the other.
-pub fn canonical_game<G: Game>(moves: &[G::Move]) -> Vec<String> {
-    (0..G::symmetry_count())
-        .map(|k| {
-            moves
-                .iter()
-                .map(|&m| G::map_move(m, k).to_string())
-                .collect::<Vec<_>>()
-        })
-        .min()
-        .unwrap_or_default()
 }
 
 /// Counts leaf positions `depth` plies ahead (positions where the game ended

@@ -17,7 +17,7 @@ use super::grid::{has_line, map_bits, nth_set_bit, FULL, SYMMETRIES};
 use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
 
 /// The most boards a game can have (letters A to Z).
-pub const MAX_BOARDS: usize = 26;
+pub(crate) const MAX_BOARDS: usize = 26;
 
 /// A Notakto move: a board and a cell on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -88,11 +88,6 @@ impl Notakto {
         }
     }
 
-    /// Number of boards.
-    pub fn board_count(&self) -> usize {
-        self.count as usize
-    }
-
     /// The X mask of board `k` (bit i = cell i).
     pub fn board(&self, k: usize) -> u16 {
         self.boards.get(k).copied().unwrap_or(0)
@@ -104,12 +99,12 @@ impl Notakto {
     }
 
     /// Whether board `k` is dead (has three in a row).
-    pub fn is_dead(&self, k: usize) -> bool {
+    pub(crate) fn is_dead(&self, k: usize) -> bool {
         k < 32 && self.dead & (1 << k) != 0
     }
 
     /// Mask of live boards (bit k = board k).
-    pub fn live_mask(&self) -> u32 {
+    pub(crate) fn live_mask(&self) -> u32 {
         self.all_mask() & !self.dead
     }
 
@@ -118,7 +113,7 @@ impl Notakto {
     }
 
     /// Builds a position from board masks, checking it as the parser does.
-    pub fn from_boards(masks: &[u16]) -> Result<Notakto, ParseError> {
+    pub(crate) fn from_boards(masks: &[u16]) -> Result<Notakto, ParseError> {
         if masks.is_empty() || masks.len() > MAX_BOARDS {
             return Err(ParseError::new(format!(
                 "notakto has 1 to 26 boards, got {}",

@@ -52,12 +52,12 @@ const fn threat_table() -> [u16; 512] {
 /// Cells that would complete a line for a player holding `mask`; mask the
 /// result with the board's empty cells to get the playable winning cells.
 #[inline(always)]
-pub fn threats(mask: u16) -> u16 {
+pub(crate) fn threats(mask: u16) -> u16 {
     THREATS[(mask & FULL) as usize]
 }
 
 /// "Any open board": the `forced` value of a free move.
-pub const ANY: u8 = 9;
+pub(crate) const ANY: u8 = 9;
 
 /// A UTTT move: a local board and a cell in it, both 0..=8 row-major.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -156,13 +156,13 @@ impl Uttt {
     }
 
     /// The board the mover must play in, or `None` for any open board.
-    pub fn forced(&self) -> Option<u8> {
+    pub(crate) fn forced(&self) -> Option<u8> {
         (self.forced < 9).then_some(self.forced)
     }
 
     /// Boards the mover may play in, as a 9-bit mask (0 when the game is over).
     #[inline]
-    pub fn playable_boards(&self) -> u16 {
+    pub(crate) fn playable_boards(&self) -> u16 {
         if self.is_decided() {
             0
         } else if self.forced < 9 {

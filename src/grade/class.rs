@@ -31,7 +31,7 @@ pub struct GradebookRow {
 
 /// The bot command of a submission folder: its `bot.toml`, `bot.py` or
 /// executable `bot`.
-pub fn submission_bot(dir: &Path) -> Result<String, String> {
+pub(crate) fn submission_bot(dir: &Path) -> Result<String, String> {
     let manifest = dir.join("bot.toml");
     if manifest.is_file() {
         return Ok(manifest.to_string_lossy().into_owned());
@@ -51,7 +51,7 @@ pub fn submission_bot(dir: &Path) -> Result<String, String> {
 }
 
 /// The student folders of a class folder, sorted.
-pub fn student_folders(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn student_folders(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut students: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

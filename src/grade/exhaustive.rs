@@ -31,7 +31,7 @@ pub trait Oracle<G: Game>: Send {
 /// seeded from the grading seed and the position itself, so an answer
 /// (and so the positions explored) does not depend on which worker asked
 /// or in what order, even for bots that break ties at random.
-pub struct InProcess<G: Game> {
+pub(crate) struct InProcess<G: Game> {
     spec: BuiltinSpec,
     seed: u64,
     _game: std::marker::PhantomData<fn() -> G>,
@@ -262,7 +262,7 @@ impl<G: Game> Drop for Pipelined<G> {
 /// Makes an oracle for the bot: pipelined for an external protocol bot,
 /// in-process otherwise (built-ins; console programs keep state and cannot
 /// be graded exhaustively).
-pub fn make_oracle<G: crate::bot::BuiltinBots>(
+pub(crate) fn make_oracle<G: crate::bot::BuiltinBots>(
     spec: &BotSpec,
     seat: Seat,
     time: TimeControl,

@@ -96,7 +96,7 @@ pub enum GradeMode {
 
 impl GradeMode {
     /// Whether the bot is asked at every reachable position.
-    pub fn is_exhaustive(self) -> bool {
+    pub(crate) fn is_exhaustive(self) -> bool {
         self != GradeMode::Sampled
     }
 }
@@ -164,7 +164,7 @@ impl Default for GradeConfig {
 
 impl GradeConfig {
     /// The seats graded for game `G`.
-    pub fn seats_for<G: Game>(&self) -> Vec<Seat> {
+    pub(crate) fn seats_for<G: Game>(&self) -> Vec<Seat> {
         self.seats
             .clone()
             .unwrap_or_else(|| G::graded_seats(&self.options))
@@ -173,7 +173,7 @@ impl GradeConfig {
 
 /// Games a student's AI can be graded in, each its own way: solved games
 /// against perfect play, UTTT by score against the built-ins.
-pub trait Gradable: BuiltinBots {
+pub(crate) trait Gradable: BuiltinBots {
     /// Grades `spec` (shown as `name`) by `cfg`, telling `observer` how far
     /// it is.
     fn grade_bot(
@@ -406,7 +406,7 @@ fn grade_scored(
 }
 
 /// The value of a finished game for `seat`: 1 win, 0 draw, -1 loss.
-pub fn outcome_value(o: Outcome, seat: Seat) -> i8 {
+pub(crate) fn outcome_value(o: Outcome, seat: Seat) -> i8 {
     match o {
         Outcome::Draw => 0,
         Outcome::Win(s) if s == seat => 1,
@@ -486,7 +486,7 @@ pub struct OpponentScore {
 
 /// Settings of a sampled grading run.
 #[derive(Clone, Debug)]
-pub struct SampledConfig {
+pub(crate) struct SampledConfig {
     /// Game options.
     pub options: GameOptions,
     /// Seats the bot plays.
@@ -503,7 +503,7 @@ pub struct SampledConfig {
 
 /// Plays `games` games per seat of `student` against `opponent` and returns
 /// the records (the student is entrant 0).
-pub fn play_games<G: BuiltinBots>(
+pub(crate) fn play_games<G: BuiltinBots>(
     student: &BotSpec,
     student_name: &str,
     opponent: &BotSpec,
@@ -539,7 +539,7 @@ pub fn play_games<G: BuiltinBots>(
 
 /// Grades sampled games of a solved game: counts results and, for each game
 /// that missed the requirement, finds the bot's first move that lost value.
-pub fn judge_sampled<G: Solved>(
+pub(crate) fn judge_sampled<G: Solved>(
     records: &[GameRecord],
     student_name: &str,
     opts: &GameOptions,

@@ -20,7 +20,7 @@ use crate::standings::Wdl;
 use crate::{seed, with_game};
 
 /// How long `referee connect` waits by default for any line from the server.
-pub const DEFAULT_SERVER_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_SERVER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Settings of one session.
 #[derive(Clone, Debug)]

@@ -177,11 +177,6 @@ impl<R: TimedRead> LineReader<R> {
     pub fn received(&self) -> u64 {
         self.received
     }
-
-    /// The underlying stream.
-    pub fn get_ref(&self) -> &R {
-        &self.inner
-    }
 }
 
 /// A stream that hands out scripted chunks, then end of file (for tests).

@@ -8,7 +8,7 @@ use crate::grade::class::GradebookRow;
 use crate::grade::{GradeMode, GradeReport};
 
 /// The mode's name, as the JSON report writes it.
-pub fn mode_name(m: GradeMode) -> &'static str {
+pub(crate) fn mode_name(m: GradeMode) -> &'static str {
     match m {
         GradeMode::Sampled => "sampled",
         GradeMode::Exhaustive => "exhaustive",

@@ -47,7 +47,7 @@ pub fn format_points(p: f64) -> String {
 
 /// One CSV field (RFC 4180): quoted when it holds a comma, a quote or a
 /// line break, with quotes doubled. Line breaks are kept inside the quotes.
-pub fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -56,7 +56,7 @@ pub fn csv_field(s: &str) -> String {
 }
 
 /// One CSV line (with its newline) from its fields.
-pub fn csv_line<S: AsRef<str>>(fields: impl IntoIterator<Item = S>) -> String {
+pub(crate) fn csv_line<S: AsRef<str>>(fields: impl IntoIterator<Item = S>) -> String {
     let mut line = fields
         .into_iter()
         .map(|f| csv_field(f.as_ref()))

@@ -35,7 +35,7 @@ impl Log {
     }
 
     /// Tells `text`, if anyone listens.
-    pub fn note(&self, text: &str) {
+    pub(crate) fn note(&self, text: &str) {
         if let Some(o) = &self.0 {
             o.note(text);
         }

@@ -11,7 +11,7 @@ use crate::standings::elo_interval;
 use crate::tournament::Summary;
 
 /// The leaderboard as CSV (`standings.csv`).
-pub fn standings_csv(summary: &Summary) -> String {
+pub(crate) fn standings_csv(summary: &Summary) -> String {
     let mut out =
         String::from("rank,bot,games,points,score,wins,draws,losses,elo,elo_low,elo_high,forfeits");
     for r in ForfeitReason::ALL {

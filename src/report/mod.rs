@@ -20,7 +20,7 @@ const JS: &str = include_str!("report.js");
 
 /// Most points drawn per bot in the score chart: enough for a smooth line,
 /// few enough that 10,000 games stay small.
-pub const SERIES_POINTS: usize = 400;
+pub(crate) const SERIES_POINTS: usize = 400;
 
 /// One leaderboard row.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -233,7 +233,7 @@ impl ReportData {
     /// The data as JSON that is safe inside a `<script>` element: every `<`,
     /// `>` and `&` is written as a `\u` escape, so no bot-controlled string
     /// can close the element or open a comment.
-    pub fn to_script_json(&self) -> String {
+    pub(crate) fn to_script_json(&self) -> String {
         // Serialising plain structs of strings and numbers cannot fail.
         let raw = serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string());
         let mut out = String::with_capacity(raw.len() + 64);

@@ -129,7 +129,7 @@ pub struct Tournament {
 
 impl Tournament {
     /// The settings every game shares.
-    pub fn run_config(&self) -> RunConfig {
+    pub(crate) fn run_config(&self) -> RunConfig {
         RunConfig {
             options: self.file.options,
             time: self.file.time,

@@ -15,7 +15,7 @@ use crate::standings::{elo_interval, Standings};
 /// over the images of its move list under every symmetry. Symmetric games
 /// get the same fingerprint; different games collide with probability
 /// about 2^-64 per pair. Move texts that do not parse are hashed as they are.
-pub fn fingerprint<G: Game>(moves: &[String]) -> u64 {
+pub(crate) fn fingerprint<G: Game>(moves: &[String]) -> u64 {
     let mut parsed = Vec::with_capacity(moves.len());
     for m in moves {
         match G::parse_move(m) {
@@ -59,7 +59,7 @@ impl Hasher for MixHasher {
 /// [`fingerprint`] of parsed moves. Hashes the moves themselves rather than
 /// their text: it runs once per game, and formatting every move under every
 /// symmetry cost more than playing the game.
-pub fn fingerprint_moves<G: Game>(moves: &[G::Move]) -> u64 {
+pub(crate) fn fingerprint_moves<G: Game>(moves: &[G::Move]) -> u64 {
     (0..G::symmetry_count())
         .map(|k| {
             let mut h = MixHasher::default();

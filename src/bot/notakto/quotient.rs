@@ -25,11 +25,11 @@
 use super::solver::{canonical_board, is_dead_board, live_classes, Solver};
 
 /// The number of elements of the quotient.
-pub const ORDER: usize = 18;
+pub(crate) const ORDER: usize = 18;
 
 /// An element of the quotient, as an index into its normal forms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Element(u8);
+pub(crate) struct Element(u8);
 
 impl Element {
     /// The index 0..18 (the identity is 0).
@@ -77,7 +77,7 @@ fn normal_form([i, j, k, l]: Word) -> Word {
 
 /// The monoid with its multiplication table and P-positions.
 #[derive(Clone, Debug)]
-pub struct Quotient {
+pub(crate) struct Quotient {
     words: Vec<Word>,
     mul: [[u8; ORDER]; ORDER],
     p_mask: u32,
@@ -131,19 +131,19 @@ impl Quotient {
     }
 
     /// The identity: the value of a dead board (a game with no moves).
-    pub fn identity(&self) -> Element {
+    pub(crate) fn identity(&self) -> Element {
         Element(0)
     }
 
     /// The product `x y`.
     #[inline]
-    pub fn mul(&self, x: Element, y: Element) -> Element {
+    pub(crate) fn mul(&self, x: Element, y: Element) -> Element {
         Element(self.mul[x.index()][y.index()])
     }
 
     /// Whether a sum with product `x` is lost for the player to move.
     #[inline]
-    pub fn is_p(&self, x: Element) -> bool {
+    pub(crate) fn is_p(&self, x: Element) -> bool {
         self.p_mask & (1 << x.0) != 0
     }
 
@@ -165,7 +165,7 @@ impl Quotient {
     }
 
     /// The element with this name (as [`Quotient::name`] writes it).
-    pub fn by_name(&self, name: &str) -> Option<Element> {
+    pub(crate) fn by_name(&self, name: &str) -> Option<Element> {
         self.elements().find(|&x| self.name(x) == name)
     }
 }
@@ -174,7 +174,7 @@ impl Quotient {
 /// the identity) from the brute-force solver, as described in the module
 /// docs. Fails only if no assignment explains the solver's outcomes, which
 /// would mean the presentation is wrong.
-pub fn derive_values(q: &Quotient) -> Result<Vec<Element>, String> {
+pub(crate) fn derive_values(q: &Quotient) -> Result<Vec<Element>, String> {
     let mut solver = Solver::new();
     let classes = live_classes();
     let fitted = fit_values(q, &mut solver, &classes, 1)?;
@@ -199,7 +199,7 @@ pub fn derive_values(q: &Quotient) -> Result<Vec<Element>, String> {
 /// symmetry) such that for every sum of one, two or three boards, the
 /// product is a P-position exactly when the solver says the player to move
 /// loses. Backtracking in class order, elements in index order.
-pub fn fit_values(
+pub(crate) fn fit_values(
     q: &Quotient,
     solver: &mut Solver,
     classes: &[u16],

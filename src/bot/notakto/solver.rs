@@ -12,13 +12,13 @@ use std::collections::HashMap;
 use crate::game::grid::{has_line, map_bits, FULL};
 
 /// Whether a board holds a line, i.e. is dead.
-pub fn is_dead_board(bits: u16) -> bool {
+pub(crate) fn is_dead_board(bits: u16) -> bool {
     has_line(bits & FULL)
 }
 
 /// The smallest image of a board under the 8 symmetries of the square: two
 /// boards play the same iff their canonical forms are equal.
-pub fn canonical_board(bits: u16) -> u16 {
+pub(crate) fn canonical_board(bits: u16) -> u16 {
     crate::game::grid::SYMMETRIES
         .iter()
         .map(|sym| map_bits(bits & FULL, sym))
@@ -27,10 +27,10 @@ pub fn canonical_board(bits: u16) -> u16 {
 }
 
 /// The most live boards a [`Solver`] key can hold (10 bits each in a `u64`).
-pub const MAX_SOLVER_BOARDS: usize = 6;
+pub(crate) const MAX_SOLVER_BOARDS: usize = 6;
 
 /// A memoised solver: whether the player to move wins a sum of boards.
-pub struct Solver {
+pub(crate) struct Solver {
     canon: Vec<u16>,
     memo: HashMap<u64, bool>,
 }
@@ -50,15 +50,10 @@ impl Solver {
         }
     }
 
-    /// Number of positions solved so far.
-    pub fn memo_len(&self) -> usize {
-        self.memo.len()
-    }
-
     /// Whether the player to move wins with these boards (9-bit masks, dead
     /// ones allowed). Panics if more than [`MAX_SOLVER_BOARDS`] are live: the
     /// solver is for tests and for deriving the quotient, never for play.
-    pub fn mover_wins(&mut self, boards: &[u16]) -> bool {
+    pub(crate) fn mover_wins(&mut self, boards: &[u16]) -> bool {
         let mut live: Vec<u16> = boards
             .iter()
             .filter(|&&b| !is_dead_board(b))
@@ -126,7 +121,7 @@ impl Solver {
 
 /// Every live board up to symmetry, ascending: the states a single board
 /// can be in while it still takes moves.
-pub fn live_classes() -> Vec<u16> {
+pub(crate) fn live_classes() -> Vec<u16> {
     (0..512u16)
         .filter(|&b| !is_dead_board(b) && canonical_board(b) == b)
         .collect()
