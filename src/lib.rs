@@ -19,4 +19,5 @@ pub mod report;
 pub mod runner;
 pub mod seed;
 pub mod standings;
+pub mod stats;
 pub mod tournament;
