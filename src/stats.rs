@@ -637,14 +637,15 @@ impl Sprt {
         beta: f64,
         model: EloModel,
     ) -> Result<Sprt, SprtError> {
-        // Negated comparisons so that NaN fails them too.
-        if !(alpha > 0.0 && alpha < 1.0) {
+        // Written so that NaN fails every check.
+        let probability = |x: f64| x > 0.0 && x < 1.0;
+        if !probability(alpha) {
             return Err(SprtError::Alpha(alpha));
         }
-        if !(beta > 0.0 && beta < 1.0) {
+        if !probability(beta) {
             return Err(SprtError::Beta(beta));
         }
-        if !(alpha + beta < 1.0) {
+        if alpha + beta >= 1.0 {
             return Err(SprtError::AlphaPlusBeta(alpha, beta));
         }
         let limit = match model {
@@ -652,11 +653,11 @@ impl Sprt {
             EloModel::Normalized => Self::NORMALIZED_LIMIT,
         };
         for elo in [elo0, elo1] {
-            if !(elo.abs() <= limit) {
+            if elo.is_nan() || elo.abs() > limit {
                 return Err(SprtError::EloRange { elo, model, limit });
             }
         }
-        if !(elo0 < elo1) {
+        if elo0 >= elo1 {
             return Err(SprtError::EloOrder(elo0, elo1));
         }
         Ok(Sprt {
@@ -986,6 +987,8 @@ fn llr_approximate<const N: usize>(
 }
 
 #[cfg(test)]
+// Reference values keep every digit the reference script printed.
+#[allow(clippy::excessive_precision)]
 mod tests {
     use super::*;
 
@@ -1632,5 +1635,7 @@ mod tests {
             "sprt: missing 'elo0' (write elo0=0,elo1=5,alpha=0.05,beta=0.05)"
         );
         assert!(Sprt::new(0.0, 5.0, f64::NAN, 0.05, EloModel::Logistic).is_err());
+        assert!(Sprt::new(f64::NAN, 5.0, 0.05, 0.05, EloModel::Logistic).is_err());
+        assert!(Sprt::new(0.0, f64::NAN, 0.05, 0.05, EloModel::Normalized).is_err());
     }
 }
