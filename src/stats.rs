@@ -434,9 +434,7 @@ fn erf(x: f64) -> f64 {
         term *= two_x2 / (2.0 * n + 1.0);
         sum += term;
     }
-    // 2/√π
-    let two_over_sqrt_pi = std::f64::consts::FRAC_2_SQRT_PI;
-    (two_over_sqrt_pi * (-x * x).exp() * sum).clamp(-1.0, 1.0)
+    (std::f64::consts::FRAC_2_SQRT_PI * (-x * x).exp() * sum).clamp(-1.0, 1.0)
 }
 
 /// Which Elo scale the SPRT hypotheses are written in.
