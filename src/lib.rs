@@ -25,4 +25,5 @@ pub mod runner;
 pub mod schedule;
 pub mod seed;
 pub mod standings;
+pub mod stats;
 pub mod tournament;
