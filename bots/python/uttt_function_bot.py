@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs a UTTT competition bot function (seed 003) as a referee bot.
+"""Runs a bot function of the UTTT bot competition as a referee bot.
 
 Usage: python3 uttt_function_bot.py <module.py> [--function NAME]
 

@@ -1,4 +1,4 @@
-//! A student's console program as a [`Bot`] (seed 000, part 2): the program
+//! A student's console program as a [`Bot`] (the Notakto course assignment, part 2): the program
 //! plays the assignment's console format, unchanged.
 //!
 //! referee runs the program, reads the boards it prints and its

@@ -298,7 +298,7 @@ impl Game for Notakto {
         self.ply as usize
     }
 
-    /// The course assignment's board drawing (seed 000), byte for byte:
+    /// The Notakto course assignment's board drawing, byte for byte:
     /// the live boards' letters joined by 6 spaces, then 3 rows in which a
     /// board's cells are joined by 1 space and boards by 2. Dead boards are
     /// not drawn.

@@ -1,4 +1,4 @@
-//! Ultimate tic-tac-toe on bitboards, as in the UTTT competition (seed 003).
+//! Ultimate tic-tac-toe on bitboards, as in the UTTT bot competition.
 //!
 //! Nine local boards; the first move is free; a move in cell c sends the
 //! opponent to local board c; a local board that is won or full is closed,

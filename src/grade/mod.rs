@@ -1,4 +1,4 @@
-//! Grading a student's AI against the optimal player (seed 000: a Notakto AI
+//! Grading a student's AI against the optimal player (the Notakto course assignment: a Notakto AI
 //! that must always win, marked against an optimal AI at 1 s per move).
 //!
 //! Requirements per game: in Notakto the student plays the winning seat

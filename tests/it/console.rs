@@ -1,4 +1,4 @@
-//! Students' programs as they are (seed 000 and 003): `check-console` on
+//! Students' programs as they are (the Notakto course assignment and the UTTT bot competition): `check-console` on
 //! console Notakto programs, and the UTTT function-bot adapter.
 
 use crate::common::{root, run, stderr, stdout};

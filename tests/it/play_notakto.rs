@@ -1,5 +1,5 @@
 //! `referee play notakto` reproduces the course assignment's transcripts
-//! (seed 000) byte for byte.
+//! (the Notakto course assignment) byte for byte.
 
 use crate::common::{root, run_with_input, stderr, stdout};
 

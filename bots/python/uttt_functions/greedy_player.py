@@ -1,4 +1,4 @@
-"""A competition-style UTTT bot function (seed 003): wins a local board when
+"""A bot function in the UTTT bot competition's style: wins a local board when
 it can, blocks the opponent's local win, and avoids sending the opponent to
 a free choice. The player number is found by counting pieces."""
 import random

@@ -1,4 +1,4 @@
-"""A competition-style UTTT bot function (seed 003): a random legal move."""
+"""A bot function in the UTTT bot competition's style: a random legal move."""
 import random
 
 
