@@ -432,8 +432,8 @@ mod tests {
 
     #[test]
     fn in_process_match_is_recorded_line_by_line_and_shutdown_stops_accepting() {
-        let dir = std::env::temp_dir().join(format!("referee-net-unit-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
         let spec = BotSpec::resolve::<TicTacToe>("random").unwrap();
         let cfg = ServeConfig {
             rounds: 6,
@@ -474,6 +474,5 @@ mod tests {
             std::io::Read::read(&mut &s, &mut b).ok().filter(|&n| n > 0)
         });
         assert!(served.is_none());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -305,10 +305,9 @@ mod tests {
             .unwrap()
     }
 
-    fn tmp(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("referee-tour-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        d
+    /// A run folder inside a temporary directory removed when `guard` drops.
+    fn tmp(guard: &tempfile::TempDir, tag: &str) -> PathBuf {
+        guard.path().join(tag)
     }
 
     fn games_without_times(dir: &Path) -> Vec<GameRecord> {
@@ -333,7 +332,8 @@ mod tests {
     #[test]
     fn same_games_at_one_and_two_jobs_and_shards_merge_exactly() {
         let t = tournament(5);
-        let (d1, d2) = (tmp("j1"), tmp("j2"));
+        let guard = tempfile::tempdir().unwrap();
+        let (d1, d2) = (tmp(&guard, "j1"), tmp(&guard, "j2"));
         let run_in = |dir: &Path, jobs, shard| {
             run::<TicTacToe>(
                 &t,
@@ -365,7 +365,7 @@ mod tests {
         assert_ne!(untimed(&a.summary)["crosstable"], serde_json::Value::Null);
         assert_ne!(a.summary.standings.pairs, c.summary.standings.pairs);
 
-        let shards: Vec<PathBuf> = (1..=3).map(|k| tmp(&format!("s{k}"))).collect();
+        let shards: Vec<PathBuf> = (1..=3).map(|k| tmp(&guard, &format!("s{k}"))).collect();
         for (k, d) in shards.iter().enumerate() {
             run_in(d, 2, Some((k as u64 + 1, 3)));
         }
@@ -376,15 +376,13 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("missing"));
-        for d in shards.iter().chain([&d1, &d2]) {
-            let _ = std::fs::remove_dir_all(d);
-        }
     }
 
     #[test]
     fn resume_plays_only_missing_games() {
         let t = tournament(9);
-        let d = tmp("resume");
+        let guard = tempfile::tempdir().unwrap();
+        let d = tmp(&guard, "resume");
         let full = run::<TicTacToe>(
             &t,
             &RunOptions {
@@ -411,6 +409,5 @@ mod tests {
         assert_eq!((again.resumed, again.played), (25, 35));
         assert_eq!(untimed(&again.summary), untimed(&full.summary));
         assert_eq!(journal::read_games(&d).unwrap().records.len(), 60);
-        let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -77,8 +77,8 @@ fn competition_function_bots_play_through_the_adapter() {
 
 #[test]
 fn an_exception_in_a_function_bot_is_a_crash_with_its_traceback() {
-    let dir = std::env::temp_dir().join(format!("referee-fbot-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let guard = tempfile::tempdir().expect("temp dir");
+    let dir = guard.path().to_path_buf();
     let module = dir.join("boom.py");
     // It answers its first turn, then raises: a crash mid-game. (A bot that
     // dies before its first reply is a start-up forfeit.)
@@ -96,7 +96,6 @@ fn an_exception_in_a_function_bot_is_a_crash_with_its_traceback() {
     let o = run(&["match", "uttt", &bot, "random", "--games", "2", "--json"]);
     // The readable form shows the traceback's last line.
     let readable = run(&["match", "uttt", &bot, "random", "--games", "2"]);
-    std::fs::remove_dir_all(&dir).ok();
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
     assert_eq!(v["bots"][0]["losses"].as_u64(), Some(2), "{v}");

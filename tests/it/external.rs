@@ -15,12 +15,13 @@ use referee::referee::{play_game, GameSetup};
 
 use crate::common::{referee, root};
 
-/// A fresh, empty scratch directory for one test.
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("referee-ext-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("create scratch dir");
-    d
+/// A fresh, empty scratch directory for one test, removed when dropped
+/// (even when the test fails).
+fn scratch(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("referee-ext-{tag}-"))
+        .tempdir()
+        .expect("create scratch dir")
 }
 
 fn fixture_command(args: &str, pidfile: &Path) -> String {
@@ -105,7 +106,8 @@ struct Played {
 
 /// Plays the fixture (as player 1) against the built-in random bot.
 fn play_fixture(tag: &str, args: &str, move_ms: u64, startup_ms: u64) -> Played {
-    let dir = scratch(tag);
+    let tmp = scratch(tag);
+    let dir = tmp.path().to_path_buf();
     let pidfile = dir.join("pids");
     let spec = ExternalSpec::from_command_line(&fixture_command(args, &pidfile)).unwrap();
     let time = TimeControl {
@@ -127,7 +129,6 @@ fn play_fixture(tag: &str, args: &str, move_ms: u64, startup_ms: u64) -> Played 
     let last = me.last;
     drop(me);
     assert_no_process_left(&pidfile);
-    let _ = std::fs::remove_dir_all(&dir);
     Played { record, last }
 }
 
@@ -285,7 +286,8 @@ fn a_bot_that_dies_before_replying_is_a_startup_forfeit() {
 
 #[test]
 fn a_bot_that_ignores_end_is_killed_after_a_second() {
-    let dir = scratch("ignore-end");
+    let tmp = scratch("ignore-end");
+    let dir = tmp.path().to_path_buf();
     let pidfile = dir.join("pids");
     let spec =
         ExternalSpec::from_command_line(&fixture_command("hang --turn 99", &pidfile)).unwrap();
@@ -309,7 +311,6 @@ fn a_bot_that_ignores_end_is_killed_after_a_second() {
     bot.end(BotResult::Draw);
     assert_eq!(bot.exited_cleanly(), Some(true));
     assert_no_process_left(&pidfile);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn match_json(bot1: &str, bot2: &str, extra: &[&str]) -> serde_json::Value {
@@ -329,7 +330,8 @@ fn match_json(bot1: &str, bot2: &str, extra: &[&str]) -> serde_json::Value {
 
 #[test]
 fn match_json_counts_forfeits_by_reason() {
-    let dir = scratch("match-json");
+    let tmp = scratch("match-json");
+    let dir = tmp.path().to_path_buf();
     let pidfile = dir.join("pids");
     let crash = fixture_command("crash --turn 2", &pidfile);
     let v = match_json(&crash, "random", &["--time-ms", "1000"]);
@@ -364,7 +366,6 @@ fn match_json_counts_forfeits_by_reason() {
         "{text}"
     );
     assert_no_process_left(&pidfile);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -384,7 +385,8 @@ fn bad_bot_names_fail_before_any_game() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no-such-bot-program"), "{err}");
 
-    let dir = scratch("manifests");
+    let tmp = scratch("manifests");
+    let dir = tmp.path().to_path_buf();
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, "name = \"x\"\ncommand = \"sh\"\nspeed = 3\n").unwrap();
     let out = referee()
@@ -411,7 +413,6 @@ fn bad_bot_names_fail_before_any_game() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("does not play tictactoe"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Compiles the C example into `dir`; `None` (with a message) when there is
@@ -477,7 +478,8 @@ fn example_bots_pass_check_and_play_a_match() {
             assert_eq!(forfeits[r.name()], 0, "{manifest}: {v}");
         }
     }
-    let dir = scratch("cbot");
+    let tmp = scratch("cbot");
+    let dir = tmp.path().to_path_buf();
     if let Some(exe) = build_c_bot(&dir) {
         let exe = exe.to_str().unwrap();
         check_passes_all_games(exe);
@@ -485,12 +487,12 @@ fn example_bots_pass_check_and_play_a_match() {
         assert_eq!(v["bots"][0]["forfeits"]["illegal"], 0, "{v}");
         assert_eq!(v["bots"][1]["forfeits"]["illegal"], 0, "{v}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn check_reports_failures_with_exit_code_one() {
-    let dir = scratch("check-fail");
+    let tmp = scratch("check-fail");
+    let dir = tmp.path().to_path_buf();
     let pidfile = dir.join("pids");
     let out = referee()
         .args([
@@ -508,7 +510,6 @@ fn check_reports_failures_with_exit_code_one() {
     );
     assert!(text.contains("PASS"), "{text}");
     assert_no_process_left(&pidfile);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -528,7 +529,8 @@ fn bots_lists_the_manifests_in_bots() {
         assert!(text.contains(name), "{text}");
     }
     // A broken manifest is listed with its error, not fatal.
-    let dir = scratch("list");
+    let tmp = scratch("list");
+    let dir = tmp.path().to_path_buf();
     std::fs::write(dir.join("a.toml"), "name = 1\n").unwrap();
     let found = referee::bot::manifest::manifests_in(&dir);
     assert_eq!(found.len(), 1);
@@ -536,7 +538,6 @@ fn bots_lists_the_manifests_in_bots() {
         found[0].0.ends_with("a.toml") && found[0].1.is_err(),
         "{found:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The Python random bot's move lists for every game agree with referee's

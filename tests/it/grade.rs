@@ -135,8 +135,8 @@ fn a_bot_that_cannot_start_is_a_harness_error() {
 #[test]
 fn grade_all_writes_one_row_per_submission() {
     let root = crate::common::root();
-    let class = std::env::temp_dir().join(format!("referee-grade-all-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&class);
+    let guard = tempfile::tempdir().expect("temp dir");
+    let class = guard.path().join("class");
     let student = |name: &str, script: Option<&str>| {
         let d = class.join(name);
         std::fs::create_dir_all(&d).unwrap();
@@ -198,5 +198,4 @@ fn grade_all_writes_one_row_per_submission() {
     assert!(book[3]["example"].as_str().unwrap().contains("no bot.toml"));
     let csv = std::fs::read_to_string(out.join("gradebook.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5, "{csv}");
-    let _ = std::fs::remove_dir_all(&class);
 }

@@ -19,14 +19,19 @@ struct Server {
     child: Child,
     addr: String,
     out: PathBuf,
+    /// Removes the output folder when the server is dropped.
+    _tmp: tempfile::TempDir,
 }
 
 impl Server {
     /// Starts `referee serve <args> --listen 127.0.0.1:0 --out <fresh dir>`
     /// and reads the bound address from its first stdout line.
     fn start(name: &str, args: &[&str]) -> Server {
-        let out = std::env::temp_dir().join(format!("referee-net-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&out);
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!("referee-net-{name}-"))
+            .tempdir()
+            .expect("temp dir");
+        let out = tmp.path().join("out");
         let mut child = referee()
             .arg("serve")
             .args(args)
@@ -48,6 +53,7 @@ impl Server {
             child,
             addr: String::new(),
             out,
+            _tmp: tmp,
         };
         match addr {
             Some(a) => server.addr = a,
@@ -94,7 +100,6 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.out);
     }
 }
 

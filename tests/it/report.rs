@@ -75,8 +75,8 @@ fn run_dir(dir: &Path) -> Vec<GameRecord> {
 
 #[test]
 fn report_opens_in_chromium_and_replays_match_the_rules() {
-    let tmp = std::env::temp_dir().join(format!("referee-it-report-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let guard = tempfile::tempdir().expect("temp dir");
+    let tmp = guard.path().to_path_buf();
     let dir = tmp.join("run");
     let recs = run_dir(&dir);
     let o = run(&["report", dir.to_str().unwrap()]);
@@ -198,7 +198,6 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
         "{} bytes",
         png.len()
     );
-    std::fs::remove_dir_all(&tmp).ok();
 }
 
 #[test]

@@ -10,24 +10,23 @@ use serde_json::Value;
 use crate::common::{referee, run, stderr, stdout};
 
 /// A fresh temporary folder for one test, removed when dropped.
-struct TempDir(PathBuf);
+struct TempDir {
+    _guard: tempfile::TempDir,
+    root: PathBuf,
+}
 
 impl TempDir {
     fn new(tag: &str) -> TempDir {
-        let d = std::env::temp_dir().join(format!("referee-it-tour-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).expect("temp dir");
-        TempDir(d)
+        let t = tempfile::Builder::new()
+            .prefix(&format!("referee-it-tour-{tag}-"))
+            .tempdir()
+            .expect("temp dir");
+        let root = t.path().to_path_buf();
+        TempDir { _guard: t, root }
     }
 
     fn path(&self, name: &str) -> String {
-        self.0.join(name).to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.root.join(name).to_string_lossy().into_owned()
     }
 }
 
@@ -340,12 +339,12 @@ fn a_run_folder_in_use_is_refused_naming_its_holder() {
 #[test]
 fn resume_refuses_a_bot_whose_program_changed() {
     let tmp = TempDir::new("changed");
-    let script = tmp.0.join("first.sh");
+    let script = tmp.root.join("first.sh");
     let play = "while read c p; do case $c in turn) i=0; \
                 while [ \"$(echo $p | cut -c$((i+1)))\" != . ]; do i=$((i+1)); done; echo $i;; \
                 end) exit 0;; esac; done\n";
     std::fs::write(&script, play).unwrap();
-    let file = tmp.0.join("t.toml");
+    let file = tmp.root.join("t.toml");
     std::fs::write(
         &file,
         "game = \"tictactoe\"\ngames_per_pairing = 2\n\
