@@ -479,24 +479,15 @@ pub(crate) fn bot_differences(old: &[BotPrint], new: &[BotPrint]) -> Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Termination;
+    use crate::game::GameKind;
 
     fn rec(id: u64) -> GameRecord {
-        GameRecord {
-            id,
-            game: crate::game::GameKind::TicTacToe,
-            players: ["a".into(), "b".into()],
-            seed: id,
-            opening: vec![],
-            start: ".........".into(),
-            moves: vec!["4".into()],
-            times_us: vec![3],
-            winner: None,
-            termination: Termination::Normal,
-            forfeit: None,
-            final_position: String::new(),
-            client: None,
-        }
+        let mut r = crate::record::sample(GameKind::TicTacToe, ["a", "b"], None, &["4"]);
+        r.id = id;
+        r.seed = id;
+        r.start = ".........".into();
+        r.times_us = vec![3];
+        r
     }
 
     fn cfg(seed: i64) -> toml::Table {

@@ -232,6 +232,31 @@ impl GameRecord {
     }
 }
 
+/// A finished game between `p1` and `p2` with these moves, for tests.
+#[cfg(test)]
+pub(crate) fn sample(
+    game: GameKind,
+    players: [&str; 2],
+    winner: Option<Seat>,
+    moves: &[&str],
+) -> GameRecord {
+    GameRecord {
+        id: 0,
+        game,
+        players: players.map(str::to_string),
+        seed: 0,
+        opening: vec![],
+        start: String::new(),
+        moves: moves.iter().map(|m| m.to_string()).collect(),
+        times_us: vec![5; moves.len()],
+        winner,
+        termination: Termination::Normal,
+        forfeit: None,
+        final_position: String::new(),
+        client: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -248,21 +248,11 @@ mod tests {
     use crate::record::{Forfeit, Termination};
 
     fn rec(p1: &str, p2: &str, winner: Option<u8>, times: Vec<u64>) -> GameRecord {
-        GameRecord {
-            id: 0,
-            game: crate::game::GameKind::TicTacToe,
-            players: [p1.into(), p2.into()],
-            seed: 0,
-            opening: vec![],
-            start: ".........".into(),
-            moves: vec![],
-            times_us: times,
-            winner: winner.and_then(crate::game::Seat::from_number),
-            termination: Termination::Normal,
-            forfeit: None,
-            final_position: String::new(),
-            client: None,
-        }
+        let winner = winner.and_then(crate::game::Seat::from_number);
+        let mut r = crate::record::sample(crate::game::GameKind::TicTacToe, [p1, p2], winner, &[]);
+        r.start = ".........".into();
+        r.times_us = times;
+        r
     }
 
     #[test]

@@ -184,25 +184,15 @@ pub(crate) trait Gradable: BuiltinBots {
     ) -> anyhow::Result<GradeReport>;
 }
 
-impl Gradable for TicTacToe {
+/// Solved games (tic-tac-toe, Notakto) are graded against perfect play.
+impl<G: Solved> Gradable for G {
     fn grade_bot(
         spec: &BotSpec,
         name: &str,
         cfg: &GradeConfig,
         observer: &dyn Observer,
     ) -> anyhow::Result<GradeReport> {
-        grade_solved::<TicTacToe>(spec, name, cfg, observer)
-    }
-}
-
-impl Gradable for Notakto {
-    fn grade_bot(
-        spec: &BotSpec,
-        name: &str,
-        cfg: &GradeConfig,
-        observer: &dyn Observer,
-    ) -> anyhow::Result<GradeReport> {
-        grade_solved::<Notakto>(spec, name, cfg, observer)
+        grade_solved::<G>(spec, name, cfg, observer)
     }
 }
 

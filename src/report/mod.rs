@@ -310,21 +310,12 @@ mod tests {
     use crate::record::{Forfeit, ForfeitReason, Termination};
 
     fn rec(id: u64, p1: &str, p2: &str, winner: Option<u8>, moves: &[&str]) -> GameRecord {
-        GameRecord {
-            id,
-            game: crate::game::GameKind::Uttt,
-            players: [p1.into(), p2.into()],
-            seed: id,
-            opening: vec![],
-            start: "x".into(),
-            moves: moves.iter().map(|s| s.to_string()).collect(),
-            times_us: vec![5; moves.len()],
-            winner: winner.and_then(crate::game::Seat::from_number),
-            termination: Termination::Normal,
-            forfeit: None,
-            final_position: String::new(),
-            client: None,
-        }
+        let winner = winner.and_then(crate::game::Seat::from_number);
+        let mut r = crate::record::sample(crate::game::GameKind::Uttt, [p1, p2], winner, moves);
+        r.id = id;
+        r.seed = id;
+        r.start = "x".into();
+        r
     }
 
     #[test]
