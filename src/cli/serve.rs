@@ -115,7 +115,7 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         match &args.out {
             Some(dir) => format!(
                 "; finished rounds are in {}",
-                dir.join("games.jsonl").display()
+                referee::journal::games_path(dir).display()
             ),
             None => String::new(),
         }

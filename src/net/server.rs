@@ -456,7 +456,7 @@ mod tests {
         assert_eq!(report.score.games(), 6);
         assert_eq!(report.score.losses, 0, "optimal never loses");
         server.shutdown();
-        let text = std::fs::read_to_string(dir.join("games.jsonl")).unwrap();
+        let text = std::fs::read_to_string(crate::journal::games_path(&dir)).unwrap();
         let recs: Vec<GameRecord> = text
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())

@@ -398,7 +398,7 @@ mod tests {
         let mut v = serde_json::to_value(&r).unwrap();
         v["extra"] = serde_json::json!({"x": 1});
         let line = v.to_string();
-        let p = dir.join("games.jsonl");
+        let p = crate::journal::games_path(dir);
         fs::write(&p, format!("{line}\n\n{line}\n{}", &line[..20])).unwrap();
         let got = crate::journal::read_games(dir).unwrap();
         assert_eq!(got.records, vec![r.clone(), r]);
