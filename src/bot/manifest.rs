@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use super::sandbox::SandboxMode;
 use super::BotError;
 use crate::game::GameKind;
 
@@ -61,6 +62,10 @@ pub struct ExternalSpec {
     pub reuse: bool,
     /// Start with referee's whole environment instead of the clean one.
     pub inherit_env: bool,
+    /// Run in the sandbox (docs/sandbox.md).
+    pub sandbox: SandboxMode,
+    /// More folders a sandboxed bot may read.
+    pub sandbox_read: Vec<PathBuf>,
     /// The manifest file it was read from, if any.
     pub manifest: Option<PathBuf>,
 }
@@ -121,6 +126,13 @@ pub struct BotManifest {
     /// The bot gets referee's whole environment, not the clean one.
     #[serde(default)]
     pub inherit_env: bool,
+    /// The bot runs in the sandbox: `true`, `false` or `"best-effort"`.
+    #[serde(default)]
+    pub sandbox: SandboxMode,
+    /// More folders a sandboxed bot may read (relative to the manifest's
+    /// folder).
+    #[serde(default)]
+    pub sandbox_read: Vec<PathBuf>,
 }
 
 impl BotManifest {
@@ -175,6 +187,12 @@ impl BotManifest {
             limits: self.limits,
             reuse: self.reuse,
             inherit_env: self.inherit_env,
+            sandbox: self.sandbox,
+            sandbox_read: self
+                .sandbox_read
+                .into_iter()
+                .map(|p| std::path::absolute(base_dir.join(&p)).unwrap_or(p))
+                .collect(),
             manifest: None,
         })
     }
@@ -231,6 +249,8 @@ impl ExternalSpec {
             limits: ResourceLimits::default(),
             reuse: false,
             inherit_env: false,
+            sandbox: SandboxMode::Off,
+            sandbox_read: Vec::new(),
             manifest: None,
         })
     }

@@ -17,6 +17,8 @@ pub mod manifest;
 pub mod notakto;
 pub mod process;
 pub mod random;
+#[cfg(target_os = "linux")]
+pub mod sandbox;
 pub mod spec;
 pub mod tictactoe;
 pub mod uttt;

@@ -162,6 +162,9 @@ pub(crate) struct BotProcess {
     answered: u64,
     /// Stderr bytes written before the current game began.
     log_mark: u64,
+    /// The sandbox's `pids` cgroup, removed once the process is reaped.
+    #[cfg(target_os = "linux")]
+    _cgroup: Option<super::sandbox::Cgroup>,
     /// The private temporary directory; removed when the process is dropped.
     _tmp: Option<tempfile::TempDir>,
 }
@@ -275,6 +278,18 @@ impl BotProcess {
             cmd.current_dir(dir);
         }
         let limits = effective_limits(&spec.limits);
+        // A sandboxed bot starts through a hook between fork and exec,
+        // which sets its limits too (docs/sandbox.md).
+        #[cfg(target_os = "linux")]
+        let cgroup = if spec.sandbox.is_on() {
+            super::sandbox::check(spec.sandbox).map_err(io::Error::other)?;
+            let (prepared, cgroup) =
+                super::sandbox::prepare(spec, tmp.path(), [limits[0], limits[1]])?;
+            super::sandbox::install(&mut cmd, prepared);
+            cgroup
+        } else {
+            None
+        };
         // Elsewhere than Linux the limits are set between fork and exec,
         // which keeps std from using the cheaper posix_spawn.
         #[cfg(not(target_os = "linux"))]
@@ -328,6 +343,8 @@ impl BotProcess {
             end_deadline: None,
             answered: 0,
             log_mark: 0,
+            #[cfg(target_os = "linux")]
+            _cgroup: cgroup,
             _tmp: Some(tmp),
         };
         // On Linux the limits are set on the started process with
@@ -336,7 +353,9 @@ impl BotProcess {
         // its first microseconds on (what it does before them is bounded by
         // that time, and it is sent nothing before).
         #[cfg(target_os = "linux")]
-        apply_limits(pid, &limits)?;
+        if !spec.sandbox.is_on() {
+            apply_limits(pid, &limits)?;
+        }
         // A bot that never reads its stdin must not block the referee's
         // writes, and reading stderr must never block.
         if let Some(s) = &me.stdin {

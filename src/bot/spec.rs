@@ -9,9 +9,39 @@ use std::path::{Path, PathBuf};
 
 use super::console::ConsoleBot;
 use super::external::{ExternalBot, ProcessPool};
-use super::manifest::{BotManifest, ExternalKind, ExternalSpec};
+use super::manifest::{BotManifest, ExternalKind, ExternalSpec, SandboxMode};
 use super::{Bot, BotError, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::GameKind;
+
+/// How the external bots of a run start, as the command line sets it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProcessSettings {
+    /// Keep protocol bots' processes across games.
+    pub reuse: bool,
+    /// Give bots referee's whole environment.
+    pub inherit_env: bool,
+    /// Run every external bot in this sandbox mode (`None`: each bot's own).
+    pub sandbox: Option<SandboxMode>,
+    /// More folders sandboxed bots may read.
+    pub sandbox_read: Vec<PathBuf>,
+}
+
+/// Checks that a sandbox in `mode` can be given on this machine: the
+/// missing guarantees as an error when it must be complete, as a list (to
+/// tell) for a best-effort one.
+#[cfg(target_os = "linux")]
+pub fn sandbox_check(mode: SandboxMode) -> Result<Vec<String>, String> {
+    super::sandbox::check(mode)
+}
+
+/// Without Linux there is no sandbox.
+#[cfg(not(target_os = "linux"))]
+pub fn sandbox_check(mode: SandboxMode) -> Result<Vec<String>, String> {
+    match mode {
+        SandboxMode::Off => Ok(Vec::new()),
+        _ => Err("the sandbox needs Linux (Landlock and namespaces)".into()),
+    }
+}
 
 /// A bot as the user named it, resolved and checked before any game starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,13 +140,30 @@ impl BotSpec {
         }
     }
 
-    /// Applies command-line process settings to an external bot: `reuse`
+    /// Applies a run's process settings to an external bot: `reuse`
     /// (protocol bots only; console programs play one game per process)
-    /// and `inherit_env` are switched on when asked, never off.
-    pub fn adjust(&mut self, reuse: bool, inherit_env: bool) {
+    /// and `inherit_env` are switched on when asked, never off; the sandbox
+    /// mode, when given, replaces the bot's own.
+    pub fn adjust(&mut self, s: &ProcessSettings) {
         if let BotSpec::External(e) = self {
-            e.reuse |= reuse && e.kind == ExternalKind::Protocol;
-            e.inherit_env |= inherit_env;
+            e.reuse |= s.reuse && e.kind == ExternalKind::Protocol;
+            e.inherit_env |= s.inherit_env;
+            if let Some(mode) = s.sandbox {
+                e.sandbox = mode;
+            }
+            e.sandbox_read.extend(s.sandbox_read.iter().cloned());
+        }
+    }
+
+    /// Checks that the bot's sandbox can be given here: an error naming
+    /// the missing guarantees when it must be complete, or the list of them
+    /// (to tell) when the bot runs sandboxed as far as it goes.
+    pub fn check_sandbox(&self) -> Result<Vec<String>, BotError> {
+        match self {
+            BotSpec::External(e) => {
+                sandbox_check(e.sandbox).map_err(|why| BotError(format!("bot '{}': {why}", e.name)))
+            }
+            BotSpec::Builtin(_) => Ok(Vec::new()),
         }
     }
 

@@ -49,6 +49,8 @@ pub struct GradeOptions {
     min_vs_optimal: f64,
     #[command(flatten)]
     time: TimeArgs,
+    #[command(flatten)]
+    process: super::ProcessArgs,
 }
 
 /// Arguments of `referee grade`.
@@ -122,6 +124,7 @@ impl GradeOptions {
             },
             time: self.time.control(),
             out: None,
+            process: self.process.settings(),
         }
     }
 }
@@ -142,7 +145,16 @@ pub struct GradeAllArgs {
 /// Runs `grade-all`: one row per student; a broken submission never stops it.
 pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
     referee::interrupt::install(super::tell)?;
-    let cfg = args.opts.config();
+    let mut cfg = args.opts.config();
+    // Students' code runs in the sandbox unless told otherwise.
+    if cfg.process.sandbox.is_none() {
+        cfg.process.sandbox = Some(referee::bot::manifest::SandboxMode::On);
+    }
+    if let Some(mode) = cfg.process.sandbox {
+        for lack in referee::bot::spec::sandbox_check(mode).map_err(anyhow::Error::msg)? {
+            super::tell(&format!("warning: best-effort sandbox without {lack}"));
+        }
+    }
     let progress = Progress::new(false);
     let rows = grade_class(args.opts.game.game, &args.dir, &cfg, cfg.jobs, &progress)?;
     let out = args.out.clone().unwrap_or_else(|| args.dir.clone());

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use referee::bot::manifest::SandboxMode;
+use referee::bot::spec::{BotSpec, ProcessSettings};
 use referee::bot::TimeControl;
 use referee::game::{GameKind, GameOptions};
 
@@ -119,12 +121,46 @@ pub struct ProcessArgs {
     /// Do not pin each worker, and the bots it starts, to one CPU.
     #[arg(long)]
     pub no_affinity: bool,
+    /// Run every external bot in the sandbox (docs/sandbox.md): `on` (the
+    /// default value) refuses a kernel that cannot give every guarantee,
+    /// `best-effort` says what it cannot give and goes on.
+    #[arg(long, num_args = 0..=1, default_missing_value = "on", value_name = "MODE")]
+    pub sandbox: Option<SandboxMode>,
+    /// Run no bot in the sandbox, whatever its manifest says.
+    #[arg(long, conflicts_with = "sandbox")]
+    pub no_sandbox: bool,
+    /// A folder sandboxed bots may read besides their own (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub sandbox_read: Vec<std::path::PathBuf>,
 }
 
 impl ProcessArgs {
-    /// Applies the settings to a resolved bot.
-    pub fn apply(&self, spec: &mut referee::bot::BotSpec) {
-        spec.adjust(self.reuse, self.inherit_env);
+    /// The library's process settings these flags describe.
+    pub fn settings(&self) -> ProcessSettings {
+        ProcessSettings {
+            reuse: self.reuse,
+            inherit_env: self.inherit_env,
+            sandbox: if self.no_sandbox {
+                Some(SandboxMode::Off)
+            } else {
+                self.sandbox
+            },
+            sandbox_read: self
+                .sandbox_read
+                .iter()
+                .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+                .collect(),
+        }
+    }
+
+    /// Applies the flags to a resolved bot, and checks its sandbox can be
+    /// given (telling what a best-effort sandbox lacks).
+    pub fn apply(&self, spec: &mut BotSpec) -> anyhow::Result<()> {
+        spec.adjust(&self.settings());
+        for lack in spec.check_sandbox()? {
+            tell(&format!("warning: best-effort sandbox without {lack}"));
+        }
+        Ok(())
     }
 }
 

@@ -69,7 +69,7 @@ fn run_game<G: BuiltinBots>(
 ) -> anyhow::Result<ExitCode> {
     let mut t = file.resolve::<G>()?;
     for e in &mut t.entrants {
-        args.process.apply(&mut e.spec);
+        args.process.apply(&mut e.spec)?;
     }
     let cores = referee::runner::default_jobs();
     let jobs = args.jobs.unwrap_or(cores);

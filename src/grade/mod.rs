@@ -22,6 +22,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
+use crate::bot::spec::ProcessSettings;
 use crate::bot::tictactoe as ttt_bot;
 use crate::bot::{notakto as nk_bot, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{Game, GameKind, GameOptions, Notakto, Outcome, Seat, TicTacToe, Uttt};
@@ -144,6 +145,8 @@ pub struct GradeConfig {
     pub time: TimeControl,
     /// A run folder for every sampled game.
     pub out: Option<PathBuf>,
+    /// How the bot's process starts (sandbox, environment, reuse).
+    pub process: ProcessSettings,
 }
 
 impl Default for GradeConfig {
@@ -158,6 +161,7 @@ impl Default for GradeConfig {
             thresholds: Thresholds::default(),
             time: TimeControl::default(),
             out: None,
+            process: ProcessSettings::default(),
         }
     }
 }
@@ -215,7 +219,11 @@ pub fn grade(
     observer: &dyn Observer,
 ) -> anyhow::Result<GradeReport> {
     crate::with_game!(kind, G => {
-        let spec = BotSpec::resolve::<G>(bot).with_context(|| format!("bot '{bot}'"))?;
+        let mut spec = BotSpec::resolve::<G>(bot).with_context(|| format!("bot '{bot}'"))?;
+        spec.adjust(&cfg.process);
+        for lack in spec.check_sandbox()? {
+            observer.note(&format!("warning: best-effort sandbox without {lack}"));
+        }
         G::grade_bot(&spec, bot, cfg, observer)
     })
 }

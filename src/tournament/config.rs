@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::bot::manifest::{BotManifest, CommandText, ExternalKind, ResourceLimits};
+use crate::bot::manifest::{BotManifest, CommandText, ExternalKind, ResourceLimits, SandboxMode};
 use crate::bot::{BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{GameKind, GameOptions};
 use crate::runner::{Entrant, RunConfig};
@@ -73,6 +73,10 @@ struct RawBot {
     reuse: Option<Spanned<bool>>,
     #[serde(default)]
     inherit_env: Option<Spanned<bool>>,
+    #[serde(default)]
+    sandbox: Option<Spanned<SandboxMode>>,
+    #[serde(default)]
+    sandbox_read: Option<Spanned<Vec<PathBuf>>>,
 }
 
 /// How one bot entry names its bot, before it is resolved for a game.
@@ -89,10 +93,12 @@ struct BotEntry {
     name: Spanned<String>,
     source: BotSource,
     span: std::ops::Range<usize>,
-    /// `reuse` and `inherit_env` when the entry sets them (they override a
-    /// manifest's).
+    /// `reuse`, `inherit_env`, `sandbox` and `sandbox_read` when the entry
+    /// sets them (they override a manifest's).
     reuse: Option<bool>,
     inherit_env: Option<bool>,
+    sandbox: Option<SandboxMode>,
+    sandbox_read: Option<Vec<PathBuf>>,
 }
 
 /// A tournament file checked for everything that does not depend on the
@@ -313,6 +319,8 @@ impl TournamentFile {
                     limits: b.limits.as_ref().map(|s| *s.get_ref()).unwrap_or_default(),
                     reuse: false,
                     inherit_env: false,
+                    sandbox: SandboxMode::Off,
+                    sandbox_read: Vec::new(),
                 }))
             } else {
                 unreachable!("exactly one source was checked above")
@@ -323,6 +331,8 @@ impl TournamentFile {
                 span,
                 reuse: b.reuse.as_ref().map(|s| *s.get_ref()),
                 inherit_env: b.inherit_env.as_ref().map(|s| *s.get_ref()),
+                sandbox: b.sandbox.as_ref().map(|s| *s.get_ref()),
+                sandbox_read: b.sandbox_read.as_ref().map(|s| s.get_ref().clone()),
             });
         }
         if bots.len() < 2 {
@@ -472,6 +482,10 @@ impl TournamentFile {
             if let BotSpec::External(e) = &mut spec {
                 e.reuse = b.reuse.unwrap_or(e.reuse);
                 e.inherit_env = b.inherit_env.unwrap_or(e.inherit_env);
+                e.sandbox = b.sandbox.unwrap_or(e.sandbox);
+                if let Some(dirs) = &b.sandbox_read {
+                    e.sandbox_read.extend(dirs.iter().map(|d| base.join(d)));
+                }
             }
             entrants.push(Entrant {
                 name: b.name.get_ref().clone(),

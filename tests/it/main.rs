@@ -10,4 +10,5 @@ mod net;
 mod play_notakto;
 mod report;
 mod reuse;
+mod sandbox;
 mod tournament;

@@ -1,0 +1,678 @@
+//! The sandbox for untrusted bots (docs/sandbox.md).
+//!
+//! A sandboxed bot and everything it starts run in new user, network, PID,
+//! IPC and UTS namespaces, under a Landlock ruleset, with their process
+//! count and memory capped:
+//!
+//! - the file system is read-only, and readable only where the bot's
+//!   program needs it (system directories, the bot's own folder, the
+//!   installation of its interpreter, the directories on its `PATH`, and
+//!   `sandbox_read`); the only place it can write is its private `TMPDIR`;
+//! - the network namespace has no interface but a loopback that is down,
+//!   and Landlock denies TCP besides: no connection anywhere, loopback
+//!   included;
+//! - in its own PID namespace the bot is process 1: it cannot see, signal
+//!   or trace anything outside (Landlock's signal scope says the same), and
+//!   when it ends, or when referee dies, the kernel kills every process left
+//!   in it, even one that left the process group;
+//! - the number of processes is capped per sandbox (by `RLIMIT_NPROC`,
+//!   counted in the sandbox's own user namespace, or, when referee runs as
+//!   root and the kernel exempts root from that limit, by a `pids` cgroup),
+//!   and the address space by `RLIMIT_AS`, which a process in a user
+//!   namespace cannot raise, root or not.
+//!
+//! How a sandboxed bot starts: referee forks (the hook needs a `fork`, not
+//! the faster `posix_spawn`); the child enters the new namespaces, maps its
+//! own user and group ids, joins its cgroup, sets its limits and forks
+//! again. That second child is process 1 of the new PID namespace: it
+//! applies the Landlock ruleset (prepared in referee before the fork) and
+//! executes the bot. The first child stays as a small shim that waits for
+//! it and exits the same way, so referee sees the bot's exit status. Both
+//! die with their parent (a parent-death signal).
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use landlock::{
+    Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope, ABI,
+};
+use nix::errno::Errno;
+use nix::sched::{unshare, CloneFlags};
+use nix::sys::resource::{setrlimit, Resource};
+use nix::sys::signal::{kill, signal, SigHandler, Signal};
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::{fork, ForkResult, Pid};
+
+use super::manifest::ExternalSpec;
+
+/// Whether (and how strictly) a bot runs in the sandbox. In a manifest or
+/// a tournament entry: `sandbox = true`, `false` or `"best-effort"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SandboxMode {
+    /// Not sandboxed: the bot runs as the person who started referee.
+    #[default]
+    Off,
+    /// Sandboxed; refused when the kernel cannot give every guarantee.
+    On,
+    /// Sandboxed with what the kernel offers; what it cannot give is said.
+    BestEffort,
+}
+
+impl SandboxMode {
+    /// Whether the bot runs sandboxed.
+    pub fn is_on(self) -> bool {
+        self != SandboxMode::Off
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SandboxMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Flag(bool),
+            Word(String),
+        }
+        match Written::deserialize(d)? {
+            Written::Flag(true) => Ok(SandboxMode::On),
+            Written::Flag(false) => Ok(SandboxMode::Off),
+            Written::Word(w) => w.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+impl std::str::FromStr for SandboxMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "off" | "false" | "no" => Ok(SandboxMode::Off),
+            "on" | "true" | "yes" => Ok(SandboxMode::On),
+            "best-effort" => Ok(SandboxMode::BestEffort),
+            other => Err(format!(
+                "unknown sandbox mode '{other}' (expected on, off or best-effort)"
+            )),
+        }
+    }
+}
+
+/// Default process cap of a sandboxed bot (itself and everything it starts).
+pub const DEFAULT_SANDBOX_PROCESSES: u64 = 64;
+
+/// The Landlock ABI the rules are written for; newer kernels apply them
+/// as they are, older ones lose what they lack (said by [`missing`]).
+const ABI_WANTED: ABI = ABI::V6;
+
+/// What the kernel offers the sandbox, found out once per run.
+#[derive(Clone, Debug)]
+pub struct Support {
+    /// The highest Landlock ABI supported (0: none).
+    pub landlock_abi: u8,
+    /// New user, network, PID, IPC and UTS namespaces can be made.
+    pub namespaces: bool,
+    /// referee runs as root (whom the kernel exempts from `RLIMIT_NPROC`).
+    pub root: bool,
+    /// The folder under which per-sandbox `pids` cgroups are made (root
+    /// only), when there is one referee can write.
+    pub pids_cgroup: Option<PathBuf>,
+}
+
+/// Probes the kernel (once; later calls return the first answer).
+pub fn support() -> &'static Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(|| {
+        let root = nix::unistd::geteuid().is_root();
+        Support {
+            landlock_abi: landlock_abi(),
+            namespaces: namespaces_work(),
+            root,
+            pids_cgroup: if root { pids_cgroup_base() } else { None },
+        }
+    })
+}
+
+/// The highest Landlock ABI this kernel supports, by asking for each
+/// version's rights as a hard requirement (nothing is restricted).
+fn landlock_abi() -> u8 {
+    let abis = [
+        (7, ABI::V7),
+        (6, ABI::V6),
+        (5, ABI::V5),
+        (4, ABI::V4),
+        (3, ABI::V3),
+        (2, ABI::V2),
+        (1, ABI::V1),
+    ];
+    for (n, abi) in abis {
+        let created = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessFs::from_all(abi))
+            .and_then(|r| r.create());
+        if created.is_ok() {
+            return n;
+        }
+    }
+    0
+}
+
+/// Whether a child can enter new user, network and PID namespaces (some
+/// containers forbid it).
+fn namespaces_work() -> bool {
+    let mut cmd = Command::new("/bin/sh");
+    cmd.args(["-c", "exit 0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: the hook only makes system calls (unshare), no allocation.
+    unsafe {
+        cmd.pre_exec(|| {
+            unshare(namespace_flags()).map_err(io::Error::from)?;
+            Ok(())
+        });
+    }
+    cmd.status().is_ok_and(|s| s.success())
+}
+
+fn namespace_flags() -> CloneFlags {
+    CloneFlags::CLONE_NEWUSER
+        | CloneFlags::CLONE_NEWNET
+        | CloneFlags::CLONE_NEWPID
+        | CloneFlags::CLONE_NEWIPC
+        | CloneFlags::CLONE_NEWUTS
+}
+
+/// A folder for per-sandbox `pids` cgroups: cgroup v1's `pids` hierarchy,
+/// or the v2 root with the `pids` controller, if referee can make one there.
+fn pids_cgroup_base() -> Option<PathBuf> {
+    let name = format!("referee.{}", std::process::id());
+    let v1 = Path::new("/sys/fs/cgroup/pids");
+    let v2 = Path::new("/sys/fs/cgroup");
+    let candidates = [
+        (v1.to_path_buf(), false),
+        (v2.to_path_buf(), true),
+        (v2.join("unified"), true),
+    ];
+    for (base, v2) in candidates {
+        if !base.join("cgroup.procs").exists() {
+            continue;
+        }
+        if v2 {
+            let controllers = std::fs::read_to_string(base.join("cgroup.controllers"));
+            if !controllers.is_ok_and(|c| c.split_whitespace().any(|w| w == "pids")) {
+                continue;
+            }
+        }
+        let dir = base.join(&name);
+        if std::fs::create_dir(&dir).is_err() && !dir.is_dir() {
+            continue;
+        }
+        if v2 {
+            // Children of ours need the controller handed down.
+            let _ = std::fs::write(dir.join("cgroup.subtree_control"), "+pids");
+        }
+        // A probe: a child group with a cap.
+        let probe = dir.join("probe");
+        let ok = std::fs::create_dir(&probe).is_ok()
+            && std::fs::write(probe.join("pids.max"), "8").is_ok();
+        let _ = std::fs::remove_dir(&probe);
+        if ok {
+            return Some(dir);
+        }
+        let _ = std::fs::remove_dir(&dir);
+    }
+    None
+}
+
+/// Removes the folder of per-sandbox cgroups (at the end of the run).
+pub fn remove_cgroup_base() {
+    if let Some(base) = &support().pids_cgroup {
+        let _ = std::fs::remove_dir(base);
+    }
+}
+
+/// The guarantees the sandbox cannot give on this kernel, in words (empty
+/// when it gives them all).
+pub fn missing(s: &Support) -> Vec<String> {
+    let mut out = Vec::new();
+    if s.landlock_abi < 3 {
+        out.push(format!(
+            "file system: Landlock ABI 3 or later is needed to keep the file system \
+             read-only and hidden (this kernel has {})",
+            if s.landlock_abi == 0 {
+                "no Landlock".to_string()
+            } else {
+                format!("ABI {}", s.landlock_abi)
+            }
+        ));
+    }
+    if !s.namespaces {
+        out.push(
+            "network, processes and signals: new user, network and PID namespaces cannot \
+             be made here (unprivileged user namespaces are off, or a container forbids \
+             them): the bot could reach the network and signal or outlive referee's processes"
+                .into(),
+        );
+    }
+    if s.root && s.pids_cgroup.is_none() {
+        out.push(
+            "process count: referee runs as root, whom the kernel exempts from the process \
+             limit, and no writable pids cgroup was found to cap it"
+                .into(),
+        );
+    }
+    out
+}
+
+/// Checks that a sandbox can be used in `mode`: `On` needs every
+/// guarantee; `BestEffort` gets the list of those it lacks, to show.
+pub fn check(mode: SandboxMode) -> Result<Vec<String>, String> {
+    if !mode.is_on() {
+        return Ok(Vec::new());
+    }
+    let lacks = missing(support());
+    match (mode, lacks.is_empty()) {
+        (_, true) => Ok(Vec::new()),
+        (SandboxMode::BestEffort, false) => Ok(lacks),
+        _ => Err(format!(
+            "the sandbox cannot give every guarantee on this machine: {}; run with \
+             --sandbox=best-effort to sandbox the bots as far as it goes, or --no-sandbox",
+            lacks.join("; ")
+        )),
+    }
+}
+
+/// Where a bot's program is installed: its folder, or the folder above it
+/// when that is a `bin`, `sbin` or `shims` folder (an interpreter's prefix,
+/// with its libraries: `/usr/local`, `~/.pyenv/versions/3.11.7`, a
+/// virtualenv).
+fn installation(dir: &Path) -> PathBuf {
+    let parent = match dir.file_name().and_then(|n| n.to_str()) {
+        Some("bin" | "sbin" | "shims") => dir.parent(),
+        _ => None,
+    };
+    // Never the root of everything (`/bin`) nor a home folder (`~/bin`).
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    match parent {
+        Some(p) if p.parent().is_some() && Some(p) != home.as_deref() => p.to_path_buf(),
+        _ => dir.to_path_buf(),
+    }
+}
+
+/// The folders a sandboxed bot may read (and run programs from):
+/// documented in docs/sandbox.md.
+pub fn readable(spec: &ExternalSpec, extra: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = ["/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    let cwd = spec
+        .cwd
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
+    // The bot's own folder: the manifest's (or `cwd`); for a bot named by a
+    // command line, the folder of the program or script it names.
+    match (&spec.manifest, &spec.cwd) {
+        (Some(_), Some(dir)) => dirs.push(dir.clone()),
+        _ => {
+            let named = spec.command.iter().find_map(|w| {
+                let p = cwd.join(w);
+                (w.contains('/') && p.is_file()).then(|| p.parent().map(Path::to_path_buf))?
+            });
+            dirs.push(named.unwrap_or_else(|| cwd.clone()));
+        }
+    }
+    // The program and the installation it belongs to, and every folder on
+    // its PATH (with its installation: pyenv's shims need pyenv).
+    let path_var = spec
+        .env
+        .get("PATH")
+        .cloned()
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
+    let path_dirs: Vec<PathBuf> = std::env::split_paths(&path_var).collect();
+    for d in &path_dirs {
+        if d.is_absolute() && d.is_dir() {
+            dirs.push(d.clone());
+            dirs.push(installation(d));
+        }
+    }
+    if let Some(program) = spec.command.first() {
+        let found = if program.contains('/') {
+            Some(cwd.join(program))
+        } else {
+            path_dirs
+                .iter()
+                .map(|d| d.join(program))
+                .find(|p| p.is_file())
+        };
+        if let Some(p) = found {
+            for q in [Some(p.clone()), p.canonicalize().ok()]
+                .into_iter()
+                .flatten()
+            {
+                if let Some(dir) = q.parent() {
+                    dirs.push(installation(dir));
+                }
+            }
+        }
+    }
+    dirs.extend(extra.iter().cloned());
+    // Only folders that exist, each once.
+    let mut out: Vec<PathBuf> = Vec::new();
+    for d in dirs {
+        let d = d.canonicalize().unwrap_or(d);
+        if d.exists() && !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// Everything one sandboxed start needs, prepared before the fork so that
+/// the child only makes system calls.
+pub(crate) struct Prepared {
+    ruleset: Option<RulesetCreated>,
+    setgroups: CString,
+    uid_map_path: CString,
+    uid_map: Vec<u8>,
+    gid_map_path: CString,
+    gid_map: Vec<u8>,
+    cgroup_procs: Option<CString>,
+    nproc: Option<u64>,
+    limits: [(Resource, u64); 2],
+}
+
+/// A per-sandbox cgroup, removed when dropped (once its processes are gone).
+#[derive(Debug)]
+pub(crate) struct Cgroup(PathBuf);
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        // The kernel refuses while processes remain; they are being reaped
+        // by then, so a few tries suffice.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.0).is_ok() || !self.0.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
+
+/// Prepares the sandbox of one start of `spec`, with `tmp` its only
+/// writable folder and `limits` (address space, CPU seconds; 0: none).
+pub(crate) fn prepare(
+    spec: &ExternalSpec,
+    tmp: &Path,
+    limits: [(Resource, u64); 2],
+) -> io::Result<(Prepared, Option<Cgroup>)> {
+    let s = support();
+    let processes = spec
+        .limits
+        .processes
+        .filter(|&p| p > 0)
+        .unwrap_or(DEFAULT_SANDBOX_PROCESSES);
+    let ruleset = if s.landlock_abi > 0 {
+        Some(ruleset(spec, tmp).map_err(|e| io::Error::other(format!("sandbox: {e}")))?)
+    } else {
+        None
+    };
+    let uid = nix::unistd::geteuid().as_raw();
+    let gid = nix::unistd::getegid().as_raw();
+    let cstr = |s: &str| CString::new(s).map_err(io::Error::other);
+    let cgroup = match (&s.pids_cgroup, s.root) {
+        (Some(base), true) => {
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let dir = base.join(format!("bot{n}"));
+            std::fs::create_dir(&dir)?;
+            let group = Cgroup(dir);
+            // The shim counts too.
+            std::fs::write(group.0.join("pids.max"), (processes + 1).to_string())?;
+            Some(group)
+        }
+        _ => None,
+    };
+    let cgroup_procs = match &cgroup {
+        Some(g) => Some(cstr(&g.0.join("cgroup.procs").to_string_lossy())?),
+        None => None,
+    };
+    Ok((
+        Prepared {
+            ruleset,
+            setgroups: cstr("/proc/self/setgroups")?,
+            uid_map_path: cstr("/proc/self/uid_map")?,
+            uid_map: format!("{uid} {uid} 1").into_bytes(),
+            gid_map_path: cstr("/proc/self/gid_map")?,
+            gid_map: format!("{gid} {gid} 1").into_bytes(),
+            cgroup_procs,
+            nproc: match (s.root, s.namespaces) {
+                (false, true) => Some(processes + 1),
+                // Without a namespace of its own the limit counts every
+                // process of the user, as outside the sandbox.
+                (false, false) => spec.limits.processes.filter(|&p| p > 0),
+                (true, _) => None,
+            },
+            limits,
+        },
+        cgroup,
+    ))
+}
+
+/// The Landlock ruleset: read-only where the bot may read, read-write in
+/// its temporary folder, no TCP, no signals or abstract sockets outside.
+fn ruleset(spec: &ExternalSpec, tmp: &Path) -> Result<RulesetCreated, String> {
+    let abi = ABI_WANTED;
+    let err = |e: landlock::RulesetError| e.to_string();
+    let mut r = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(err)?
+        .handle_access(AccessNet::from_all(abi))
+        .map_err(err)?
+        .scope(Scope::from_all(abi))
+        .map_err(err)?
+        .create()
+        .map_err(err)?;
+    let read = AccessFs::from_read(abi);
+    for dir in readable(spec, &spec.sandbox_read) {
+        let Ok(fd) = PathFd::new(&dir) else { continue };
+        r = r.add_rule(PathBeneath::new(fd, read)).map_err(err)?;
+    }
+    let write = AccessFs::from_all(abi);
+    let fd = PathFd::new(tmp).map_err(|e| e.to_string())?;
+    r = r.add_rule(PathBeneath::new(fd, write)).map_err(err)?;
+    // Devices every runtime opens: reading randomness, writing to nothing.
+    for dev in ["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"] {
+        if let Ok(fd) = PathFd::new(dev) {
+            r = r
+                .add_rule(PathBeneath::new(fd, read | AccessFs::WriteFile))
+                .map_err(err)?;
+        }
+    }
+    Ok(r)
+}
+
+/// Writes `data` to the file `path` with plain system calls.
+fn write_file(path: &CString, data: &[u8]) -> io::Result<()> {
+    use nix::fcntl::{open, OFlag};
+    use nix::sys::stat::Mode;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let raw = open(
+        path.as_c_str(),
+        OFlag::O_WRONLY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?;
+    // SAFETY: `raw` was just opened here and is owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    let n = nix::unistd::write(&fd, data)?;
+    if n != data.len() {
+        return Err(io::Error::other("short write"));
+    }
+    Ok(())
+}
+
+/// Writes the decimal `n` to the file `path` without allocating.
+fn write_number(path: &CString, mut n: u64) -> io::Result<()> {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    write_file(path, &buf[i..])
+}
+
+/// Installs the sandbox on `cmd`: everything in `prepared` happens in the
+/// child, between `fork` and `exec`.
+pub(crate) fn install(cmd: &mut Command, mut prepared: Prepared) {
+    let hook = move || -> io::Result<()> {
+        let p = &mut prepared;
+        let die_with_parent =
+            || nix::sys::prctl::set_pdeathsig(Some(Signal::SIGKILL)).map_err(io::Error::from);
+        die_with_parent()?;
+        if let Some(procs) = &p.cgroup_procs {
+            write_number(procs, nix::unistd::getpid().as_raw() as u64)?;
+        }
+        let namespaces = support().namespaces;
+        if namespaces {
+            unshare(namespace_flags()).map_err(io::Error::from)?;
+            write_file(&p.setgroups, b"deny")?;
+            write_file(&p.uid_map_path, &p.uid_map)?;
+            write_file(&p.gid_map_path, &p.gid_map)?;
+        }
+        for &(res, value) in &p.limits {
+            if value > 0 {
+                let (_, hard) = nix::sys::resource::getrlimit(res)?;
+                let v = value.min(hard);
+                setrlimit(res, v, v)?;
+            }
+        }
+        // Counted in the new user namespace (this shim and the bot's own
+        // processes); root is exempt and capped by its cgroup instead.
+        if let Some(n) = p.nproc {
+            setrlimit(Resource::RLIMIT_NPROC, n, n)?;
+        }
+        if namespaces {
+            // SAFETY: the child of a fork made between fork and exec, which
+            // makes only system calls before it execs or exits.
+            match unsafe { fork() }? {
+                ForkResult::Child => {
+                    // Process 1 of the new PID namespace: the bot.
+                    die_with_parent()?;
+                }
+                ForkResult::Parent { child } => shim(child),
+            }
+        }
+        if let Some(r) = p.ruleset.take() {
+            r.restrict_self()
+                .map_err(|_| io::Error::other("the Landlock ruleset could not be applied"))?;
+        }
+        Ok(())
+    };
+    // SAFETY: the hook makes only system calls (no allocation, no locks):
+    // everything it needs was prepared before the fork.
+    unsafe {
+        cmd.pre_exec(hook);
+    }
+}
+
+/// The first child's life after the bot's fork: it closes what it does not
+/// need (above all referee's exec-error pipe, so that the start is reported
+/// at the bot's `exec`), waits for the bot, and exits as the bot did.
+fn shim(bot: Pid) -> ! {
+    let max_fd = nix::sys::resource::getrlimit(Resource::RLIMIT_NOFILE)
+        .map(|(soft, _)| soft.min(65536))
+        .unwrap_or(1024);
+    for fd in 3..max_fd as i32 {
+        // SAFETY: closing file descriptors this process will never use;
+        // none of them is borrowed by anything in this process any more.
+        let _ = nix::unistd::close(fd);
+    }
+    let status = loop {
+        match waitpid(bot, None) {
+            Err(Errno::EINTR) => continue,
+            other => break other,
+        }
+    };
+    match status {
+        Ok(WaitStatus::Exited(_, code)) => exit_now(code),
+        Ok(WaitStatus::Signaled(_, sig, _)) => {
+            // SAFETY: restoring the default action of a signal in a
+            // process that is about to end.
+            let _ = unsafe { signal(sig, SigHandler::SigDfl) };
+            let _ = kill(nix::unistd::getpid(), sig);
+            exit_now(128 + sig as i32)
+        }
+        _ => exit_now(1),
+    }
+}
+
+fn exit_now(code: i32) -> ! {
+    // SAFETY: `_exit` ends the process at once, which is what a forked
+    // child must do instead of running the parent's exit handlers.
+    unsafe { nix::libc::_exit(code) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_read_from_text() {
+        assert_eq!("best-effort".parse(), Ok(SandboxMode::BestEffort));
+        assert_eq!("on".parse(), Ok(SandboxMode::On));
+        assert_eq!("off".parse(), Ok(SandboxMode::Off));
+        assert!("maybe".parse::<SandboxMode>().is_err());
+    }
+
+    #[test]
+    fn an_interpreter_is_read_from_its_installation() {
+        assert_eq!(
+            installation(Path::new("/root/.pyenv/versions/3.11.7/bin")),
+            Path::new("/root/.pyenv/versions/3.11.7")
+        );
+        assert_eq!(
+            installation(Path::new("/root/.pyenv/shims")),
+            Path::new("/root/.pyenv")
+        );
+        assert_eq!(installation(Path::new("/opt/tool")), Path::new("/opt/tool"));
+        assert_eq!(installation(Path::new("/bin")), Path::new("/bin"));
+        assert_eq!(installation(Path::new("/usr/bin")), Path::new("/usr"));
+        let mut spec = ExternalSpec::from_command_line("sh -c true").unwrap();
+        spec.cwd = Some(std::env::temp_dir());
+        let r = readable(&spec, &[]);
+        assert!(r.iter().any(|d| d == Path::new("/usr")), "{r:?}");
+        // Neither the home folder nor the root of everything.
+        assert!(!r.iter().any(|d| d == Path::new("/")), "{r:?}");
+    }
+
+    #[test]
+    fn missing_guarantees_are_named() {
+        let none = Support {
+            landlock_abi: 0,
+            namespaces: false,
+            root: true,
+            pids_cgroup: None,
+        };
+        let m = missing(&none);
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert!(m[0].contains("no Landlock"));
+        let all = Support {
+            landlock_abi: 6,
+            namespaces: true,
+            root: false,
+            pids_cgroup: None,
+        };
+        assert!(missing(&all).is_empty());
+    }
+}
