@@ -3,11 +3,13 @@
 //! (the default for tournament workers) and not, next to the raw pipe round
 //! trip of a tiny echo pair measured in the same run; whole tictactoe games
 //! per second between two compiled bots, a fresh process per game and kept
-//! processes (`reuse`); and the same for the bundled Python bots.
+//! processes (`reuse`), each also in the sandbox; and the same for the
+//! bundled Python bots.
 //!
 //! Run: `cargo bench --bench protocol` (needs `cc`; builds bots/c/random_bot.c
-//! into target/); `PROTOCOL_ONLY=c` or `PROTOCOL_ONLY=python` runs one part
-//! of the whole-game figures. Figures go to docs/performance.md.
+//! into target/); `PROTOCOL_ONLY=c`, `sandbox` (the sandbox against the
+//! same games without it) or `python` runs one part of the whole-game
+//! figures. Figures go to docs/performance.md.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -16,7 +18,7 @@ use std::time::Instant;
 
 use referee::bot::affinity;
 use referee::bot::external::ExternalBot;
-use referee::bot::manifest::{ExternalSpec, ResourceLimits};
+use referee::bot::manifest::{ExternalSpec, ResourceLimits, SandboxMode};
 use referee::bot::{Bot, BotResult, BotSpec, TimeControl};
 use referee::game::{GameOptions, Seat, TicTacToe};
 use referee::record::Termination;
@@ -200,9 +202,14 @@ fn main() {
     };
     let mut c_reuse = c.clone();
     c_reuse.reuse = true;
+    let mut c_boxed = c.clone();
+    c_boxed.sandbox = SandboxMode::On;
+    let mut c_boxed_reuse = c_reuse.clone();
+    c_boxed_reuse.sandbox = SandboxMode::On;
+    let sandbox_ok = referee::bot::spec::sandbox_check(SandboxMode::On).is_ok();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let only = std::env::var("PROTOCOL_ONLY").unwrap_or_default();
-    if only.is_empty() || only == "c" {
+    if only.is_empty() || only == "c" || only == "sandbox" {
         for (label, spec, jobs, affinity) in [
             (
                 "fresh process per game, default rlimits, pinned",
@@ -230,7 +237,32 @@ fn main() {
             ),
             ("kept processes (reuse), pinned", &c_reuse, 1, true),
             ("kept processes (reuse), not pinned", &c_reuse, 1, false),
+            (
+                "fresh process per game, sandboxed, pinned",
+                &c_boxed,
+                1,
+                true,
+            ),
+            (
+                "kept processes (reuse), sandboxed, pinned",
+                &c_boxed_reuse,
+                1,
+                true,
+            ),
         ] {
+            if only == "sandbox"
+                && !label.contains("sandboxed")
+                && label != "fresh process per game, default rlimits, pinned"
+                && label != "kept processes (reuse), pinned"
+            {
+                continue;
+            }
+            if spec.sandbox.is_on() && !sandbox_ok {
+                println!(
+                    "whole tictactoe games, two C bots, {label}: skipped (no full sandbox here)"
+                );
+                continue;
+            }
             let (gps, n) = games_per_second([spec, spec], jobs, affinity, 4.0, 1_000_000);
             println!(
                 "whole tictactoe games, two C bots, {label}, {jobs} job(s): \

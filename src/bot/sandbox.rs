@@ -1,16 +1,17 @@
 //! The sandbox for untrusted bots (docs/sandbox.md).
 //!
-//! A sandboxed bot and everything it starts run in new user, network, PID,
-//! IPC and UTS namespaces, under a Landlock ruleset, with their process
-//! count and memory capped:
+//! A sandboxed bot and everything it starts run in new user, PID, IPC and
+//! UTS namespaces, under a Landlock ruleset and a seccomp filter, with
+//! their process count and memory capped:
 //!
 //! - the file system is read-only, and readable only where the bot's
 //!   program needs it (system directories, the bot's own folder, the
 //!   installation of its interpreter, the directories on its `PATH`, and
 //!   `sandbox_read`); the only place it can write is its private `TMPDIR`;
-//! - the network namespace has no interface but a loopback that is down,
-//!   and Landlock denies TCP besides: no connection anywhere, loopback
-//!   included;
+//! - the seccomp filter refuses to create any socket (`socket(2)` fails with
+//!   `EACCES`; only `socketpair(2)` pipes work) and io_uring, and Landlock
+//!   denies TCP besides: no TCP, UDP, raw or Unix-socket connection
+//!   anywhere, loopback included;
 //! - in its own PID namespace the bot is process 1: it cannot see, signal
 //!   or trace anything outside (Landlock's signal scope says the same), and
 //!   when it ends, or when referee dies, the kernel kills every process left
@@ -112,8 +113,10 @@ const ABI_WANTED: ABI = ABI::V6;
 pub struct Support {
     /// The highest Landlock ABI supported (0: none).
     pub landlock_abi: u8,
-    /// New user, network, PID, IPC and UTS namespaces can be made.
+    /// New user, PID, IPC and UTS namespaces can be made.
     pub namespaces: bool,
+    /// System calls can be filtered (seccomp): the network is cut with it.
+    pub seccomp: bool,
     /// referee runs as root (whom the kernel exempts from `RLIMIT_NPROC`).
     pub root: bool,
     /// The folder under which per-sandbox `pids` cgroups are made (root
@@ -129,6 +132,7 @@ pub fn support() -> &'static Support {
         Support {
             landlock_abi: landlock_abi(),
             namespaces: namespaces_work(),
+            seccomp: seccomp_works(),
             root,
             pids_cgroup: if root { pids_cgroup_base() } else { None },
         }
@@ -159,8 +163,8 @@ fn landlock_abi() -> u8 {
     0
 }
 
-/// Whether a child can enter new user, network and PID namespaces (some
-/// containers forbid it).
+/// Whether a child can enter new user and PID namespaces (some containers
+/// forbid it).
 fn namespaces_work() -> bool {
     let mut cmd = Command::new("/bin/sh");
     cmd.args(["-c", "exit 0"])
@@ -179,10 +183,53 @@ fn namespaces_work() -> bool {
 
 fn namespace_flags() -> CloneFlags {
     CloneFlags::CLONE_NEWUSER
-        | CloneFlags::CLONE_NEWNET
         | CloneFlags::CLONE_NEWPID
         | CloneFlags::CLONE_NEWIPC
         | CloneFlags::CLONE_NEWUTS
+}
+
+/// The seccomp filter of every sandboxed bot (built once): no socket of
+/// any family, no io_uring (which could open one), no tracing, no other
+/// process's memory, no kernel keyrings, BPF or performance counters.
+fn network_filter() -> Option<&'static seccompiler::BpfProgram> {
+    static FILTER: OnceLock<Option<seccompiler::BpfProgram>> = OnceLock::new();
+    FILTER
+        .get_or_init(|| {
+            use seccompiler::{SeccompAction, SeccompFilter};
+            let denied = [
+                nix::libc::SYS_socket,
+                nix::libc::SYS_io_uring_setup,
+                nix::libc::SYS_io_uring_enter,
+                nix::libc::SYS_io_uring_register,
+                nix::libc::SYS_ptrace,
+                nix::libc::SYS_process_vm_readv,
+                nix::libc::SYS_process_vm_writev,
+                nix::libc::SYS_add_key,
+                nix::libc::SYS_keyctl,
+                nix::libc::SYS_request_key,
+                nix::libc::SYS_bpf,
+                nix::libc::SYS_perf_event_open,
+                nix::libc::SYS_userfaultfd,
+            ];
+            let rules = denied.iter().map(|&n| (n, Vec::new())).collect();
+            let arch = std::env::consts::ARCH.try_into().ok()?;
+            let filter = SeccompFilter::new(
+                rules,
+                SeccompAction::Allow,
+                SeccompAction::Errno(nix::libc::EACCES as u32),
+                arch,
+            )
+            .ok()?;
+            filter.try_into().ok()
+        })
+        .as_ref()
+}
+
+/// Whether the kernel filters system calls (seccomp).
+fn seccomp_works() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")))
+        && network_filter().is_some()
 }
 
 /// A folder for per-sandbox `pids` cgroups: cgroup v1's `pids` hierarchy,
@@ -249,11 +296,18 @@ pub fn missing(s: &Support) -> Vec<String> {
             }
         ));
     }
+    if !s.seccomp {
+        out.push(
+            "network: the kernel cannot filter system calls (seccomp), so the bot could \
+             open sockets"
+                .into(),
+        );
+    }
     if !s.namespaces {
         out.push(
-            "network, processes and signals: new user, network and PID namespaces cannot \
-             be made here (unprivileged user namespaces are off, or a container forbids \
-             them): the bot could reach the network and signal or outlive referee's processes"
+            "processes and signals: new user and PID namespaces cannot be made here \
+             (unprivileged user namespaces are off, or a container forbids them): the bot \
+             could signal referee's processes, outlive its game, and raise its limits as root"
                 .into(),
         );
     }
@@ -383,6 +437,7 @@ pub(crate) struct Prepared {
     gid_map_path: CString,
     gid_map: Vec<u8>,
     cgroup_procs: Option<CString>,
+    filter: Option<&'static seccompiler::BpfProgram>,
     nproc: Option<u64>,
     limits: [(Resource, u64); 2],
 }
@@ -451,6 +506,7 @@ pub(crate) fn prepare(
             gid_map_path: cstr("/proc/self/gid_map")?,
             gid_map: format!("{gid} {gid} 1").into_bytes(),
             cgroup_procs,
+            filter: if s.seccomp { network_filter() } else { None },
             nproc: match (s.root, s.namespaces) {
                 (false, true) => Some(processes + 1),
                 // Without a namespace of its own the limit counts every
@@ -573,6 +629,10 @@ pub(crate) fn install(cmd: &mut Command, mut prepared: Prepared) {
                 ForkResult::Parent { child } => shim(child),
             }
         }
+        if let Some(filter) = p.filter {
+            seccompiler::apply_filter(filter)
+                .map_err(|_| io::Error::other("the seccomp filter could not be applied"))?;
+        }
         if let Some(r) = p.ruleset.take() {
             r.restrict_self()
                 .map_err(|_| io::Error::other("the Landlock ruleset could not be applied"))?;
@@ -590,13 +650,15 @@ pub(crate) fn install(cmd: &mut Command, mut prepared: Prepared) {
 /// need (above all referee's exec-error pipe, so that the start is reported
 /// at the bot's `exec`), waits for the bot, and exits as the bot did.
 fn shim(bot: Pid) -> ! {
-    let max_fd = nix::sys::resource::getrlimit(Resource::RLIMIT_NOFILE)
-        .map(|(soft, _)| soft.min(65536))
-        .unwrap_or(1024);
-    for fd in 3..max_fd as i32 {
-        // SAFETY: closing file descriptors this process will never use;
-        // none of them is borrowed by anything in this process any more.
-        let _ = nix::unistd::close(fd);
+    // SAFETY: closing every descriptor above stderr, which this process
+    // (about to wait and exit) never uses again.
+    if unsafe { nix::libc::close_range(3, u32::MAX, 0) } != 0 {
+        let max_fd = nix::sys::resource::getrlimit(Resource::RLIMIT_NOFILE)
+            .map(|(soft, _)| soft.min(65536))
+            .unwrap_or(1024);
+        for fd in 3..max_fd as i32 {
+            let _ = nix::unistd::close(fd);
+        }
     }
     let status = loop {
         match waitpid(bot, None) {
@@ -661,15 +723,17 @@ mod tests {
         let none = Support {
             landlock_abi: 0,
             namespaces: false,
+            seccomp: false,
             root: true,
             pids_cgroup: None,
         };
         let m = missing(&none);
-        assert_eq!(m.len(), 3, "{m:?}");
+        assert_eq!(m.len(), 4, "{m:?}");
         assert!(m[0].contains("no Landlock"));
         let all = Support {
             landlock_abi: 6,
             namespaces: true,
+            seccomp: true,
             root: false,
             pids_cgroup: None,
         };

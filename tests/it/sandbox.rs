@@ -152,6 +152,10 @@ fn a_bot_has_no_network_not_even_loopback() {
     let free = play(&alice, &["udp", &uport], SandboxMode::Off, 0, 0);
     assert!(free.forfeit.is_some(), "udp works without the sandbox");
     assert_eq!(udp.recv(&mut buf).ok(), Some(5));
+    // A Unix socket of the machine's (a database, a container engine).
+    let path = tmp.path().join("service.sock");
+    let _unix = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    contained(&alice, &["unix", path.to_str().unwrap()], (0, 0));
 }
 
 #[test]
@@ -164,6 +168,31 @@ fn process_count_and_memory_hold_whoever_runs_referee() {
     // Bounded: the processes end by themselves after 3 s.
     contained(&alice, &["fork", "60"], (0, 0));
     contained(&alice, &["alloc", "2048"], (0, 0));
+    // A process with CAP_SYS_RESOURCE (root, usually) may lift its own
+    // limits, but not inside the sandbox's user namespace; without it the
+    // limit holds anyway, and only the sandboxed half is checked.
+    if may_raise_limits() {
+        contained(&alice, &["raise", "2048"], (512, 0));
+    } else {
+        let boxed = play(&alice, &["raise", "2048"], SandboxMode::On, 512, 20);
+        assert_eq!(
+            boxed.termination,
+            Termination::Normal,
+            "{:?}",
+            boxed.forfeit
+        );
+    }
+}
+
+/// Whether this process has CAP_SYS_RESOURCE (bit 24 of its effective
+/// capabilities).
+fn may_raise_limits() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|caps| caps >> 24 & 1 == 1)
 }
 
 #[test]
@@ -327,12 +356,14 @@ fn a_sandbox_the_kernel_cannot_give_is_refused_with_what_is_missing() {
     let none = sandbox::Support {
         landlock_abi: 0,
         namespaces: false,
+        seccomp: false,
         root: false,
         pids_cgroup: None,
     };
     let missing = sandbox::missing(&none);
     assert!(missing.iter().any(|m| m.starts_with("file system")));
     assert!(missing.iter().any(|m| m.starts_with("network")));
+    assert!(missing.iter().any(|m| m.starts_with("processes")));
     let o = referee()
         .args([
             "match",
