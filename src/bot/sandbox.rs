@@ -124,9 +124,11 @@ pub struct Support {
     pub pids_cgroup: Option<PathBuf>,
 }
 
+/// What the kernel offers, once probed.
+static SUPPORT: OnceLock<Support> = OnceLock::new();
+
 /// Probes the kernel (once; later calls return the first answer).
 pub fn support() -> &'static Support {
-    static SUPPORT: OnceLock<Support> = OnceLock::new();
     SUPPORT.get_or_init(|| {
         let root = nix::unistd::geteuid().is_root();
         Support {
@@ -266,17 +268,19 @@ fn pids_cgroup_base() -> Option<PathBuf> {
         let ok = std::fs::create_dir(&probe).is_ok()
             && std::fs::write(probe.join("pids.max"), "8").is_ok();
         let _ = std::fs::remove_dir(&probe);
+        // Made again by the first sandbox that needs it.
+        let _ = std::fs::remove_dir(&dir);
         if ok {
             return Some(dir);
         }
-        let _ = std::fs::remove_dir(&dir);
     }
     None
 }
 
-/// Removes the folder of per-sandbox cgroups (at the end of the run).
+/// Removes the folder of per-sandbox cgroups, if this run made one (at
+/// the end of the run; the kernel refuses while a sandbox still runs).
 pub fn remove_cgroup_base() {
-    if let Some(base) = &support().pids_cgroup {
+    if let Some(base) = SUPPORT.get().and_then(|s| s.pids_cgroup.as_ref()) {
         let _ = std::fs::remove_dir(base);
     }
 }
@@ -452,6 +456,10 @@ impl Drop for Cgroup {
         // by then, so a few tries suffice.
         for _ in 0..50 {
             if std::fs::remove_dir(&self.0).is_ok() || !self.0.exists() {
+                // The run's folder too, unless another sandbox runs.
+                if let Some(base) = self.0.parent() {
+                    let _ = std::fs::remove_dir(base);
+                }
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
@@ -485,7 +493,17 @@ pub(crate) fn prepare(
             static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
             let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let dir = base.join(format!("bot{n}"));
-            std::fs::create_dir(&dir)?;
+            // The folder of a run's cgroups goes when its last sandbox does
+            // (see `Cgroup`): made again when needed.
+            if std::fs::create_dir(&dir).is_err() {
+                let _ = std::fs::create_dir_all(base);
+                if base.starts_with("/sys/fs/cgroup/pids") {
+                    std::fs::create_dir(&dir)?;
+                } else {
+                    let _ = std::fs::write(base.join("cgroup.subtree_control"), "+pids");
+                    std::fs::create_dir(&dir)?;
+                }
+            }
             let group = Cgroup(dir);
             // The shim counts too.
             std::fs::write(group.0.join("pids.max"), (processes + 1).to_string())?;

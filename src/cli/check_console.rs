@@ -30,6 +30,9 @@ pub struct CheckConsoleArgs {
     /// Most differences printed in full (all are counted).
     #[arg(long, default_value_t = 3)]
     show: usize,
+    /// Run the program in the sandbox (docs/sandbox.md): `on` or `best-effort`.
+    #[arg(long, num_args = 0..=1, default_missing_value = "on", value_name = "MODE")]
+    sandbox: Option<referee::bot::manifest::SandboxMode>,
 }
 
 /// Runs the check: exit 0 only when every transcript matches.
@@ -46,8 +49,12 @@ pub fn run(args: CheckConsoleArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let timeout = Duration::from_secs(args.timeout_s.max(1));
     let kind = args.game.game;
+    let sandbox = args.sandbox.unwrap_or_default();
+    for lack in referee::bot::spec::sandbox_check(sandbox).map_err(anyhow::Error::msg)? {
+        super::tell(&format!("warning: best-effort sandbox without {lack}"));
+    }
     let report: CheckReport = with_game!(kind, G => check_console::<G>(
-        &command, &opts, args.games, args.seed, timeout,
+        &command, &opts, args.games, args.seed, timeout, sandbox,
     ))
     .with_context(|| format!("cannot run '{}'", args.command))?;
     print_report(&args, &report, started.elapsed());

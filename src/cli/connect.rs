@@ -30,6 +30,8 @@ pub struct ConnectArgs {
     /// Give up when the server sends nothing for this many seconds (0: wait for ever).
     #[arg(long, default_value_t = 60)]
     timeout_s: u64,
+    #[command(flatten)]
+    process: super::ProcessArgs,
 }
 
 /// Plays the session and prints the score.
@@ -38,6 +40,7 @@ pub fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
     cfg.rounds = args.rounds;
     cfg.game = args.game;
     cfg.seed = args.seed;
+    cfg.process = args.process.settings();
     cfg.log = referee::output::Log::to(std::sync::Arc::new(referee::output::Progress::new(false)));
     cfg.timeout = (args.timeout_s > 0).then(|| std::time::Duration::from_secs(args.timeout_s));
     let report = connect(&args.addr, &cfg)?;

@@ -19,12 +19,15 @@ pub struct EngineArgs {
     /// seed derived from it (default: $REFEREE_SEED, else 0).
     #[arg(long)]
     seed: Option<u64>,
+    #[command(flatten)]
+    process: super::ProcessArgs,
 }
 
 /// Answers the session on stdin/stdout until stdin closes.
 pub fn run(args: EngineArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = ConnectConfig::new(&args.bot);
     cfg.timeout = None;
+    cfg.process = args.process.settings();
     cfg.log = referee::output::Log::to(std::sync::Arc::new(referee::output::Progress::new(false)));
     cfg.seed = match args.seed {
         Some(s) => s,

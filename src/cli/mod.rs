@@ -20,6 +20,7 @@ pub mod judge;
 pub mod match_cmd;
 pub mod play;
 pub mod report;
+pub mod sandbox;
 pub mod serve;
 pub mod tournament;
 
@@ -64,6 +65,8 @@ pub enum Command {
     Connect(connect::ConnectArgs),
     /// Speak the bot protocol on stdin/stdout as the given bot (for other harnesses).
     Engine(engine::EngineArgs),
+    /// Show what the sandbox gives on this machine, and what a bot may read in it.
+    Sandbox(sandbox::SandboxArgs),
 }
 
 /// The game and its options, shared by every command that plays.
@@ -193,7 +196,9 @@ pub fn main() -> ExitCode {
         Command::Serve(a) => serve::run(a),
         Command::Connect(a) => connect::run(a),
         Command::Engine(a) => engine::run(a),
+        Command::Sandbox(a) => sandbox::run(a),
     };
+    referee::bot::sandbox::remove_cgroup_base();
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -31,6 +31,8 @@ pub struct PlayArgs {
     seed: u64,
     #[command(flatten)]
     time: TimeArgs,
+    #[command(flatten)]
+    process: super::ProcessArgs,
 }
 
 /// Runs console play.
@@ -46,8 +48,9 @@ fn play<G: BuiltinBots>(args: &PlayArgs) -> anyhow::Result<ExitCode> {
         if name == "human" {
             players.push(Player::Human);
         } else {
-            let spec =
+            let mut spec =
                 BotSpec::resolve::<G>(name).with_context(|| format!("--p{}", seat.number()))?;
+            args.process.apply(&mut spec)?;
             let seed = referee::seed::derive(args.seed, &[seat.number() as u64]);
             let mut bot = spec.instantiate::<G>(seed, &time, None)?;
             if let Err(f) = bot.begin(seat, &time) {

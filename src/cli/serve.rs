@@ -56,6 +56,8 @@ pub struct ServeArgs {
     /// No log line per connection on stderr.
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    process: super::ProcessArgs,
 }
 
 fn parse_protocol(s: &str) -> Result<Protocol, String> {
@@ -69,7 +71,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    let spec = BotSpec::resolve::<G>(&args.bot).context("--bot")?;
+    let mut spec = BotSpec::resolve::<G>(&args.bot).context("--bot")?;
+    args.process.apply(&mut spec)?;
     let cfg = ServeConfig {
         rounds: args.rounds,
         protocol: args.protocol,

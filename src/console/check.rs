@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 
 use super::transcript::{console_game, Player};
-use crate::bot::manifest::ExternalSpec;
+use crate::bot::manifest::{ExternalSpec, SandboxMode};
 use crate::bot::process::{BotProcess, Reply};
 use crate::game::{Game, GameOptions};
 use crate::seed;
@@ -140,11 +140,13 @@ pub(crate) fn run_program(
     cwd: Option<&Path>,
     input: &str,
     timeout: Duration,
+    sandbox: SandboxMode,
 ) -> std::io::Result<ProgramRun> {
     let mut spec =
         ExternalSpec::from_command_line("program").map_err(|e| std::io::Error::other(e.0))?;
     spec.command = command.to_vec();
     spec.cwd = cwd.map(Path::to_path_buf);
+    spec.sandbox = sandbox;
     let deadline = Instant::now() + timeout;
     let mut p = BotProcess::spawn(&spec, 0)?;
     // A program that stops reading early is not an error here: its output
@@ -215,12 +217,13 @@ pub fn check_console<G: Game>(
     games: usize,
     master_seed: u64,
     timeout: Duration,
+    sandbox: SandboxMode,
 ) -> std::io::Result<CheckReport> {
     let mut report = CheckReport::default();
     for g in 0..games {
         let (input, _) = generate_input::<G>(opts, seed::derive(master_seed, &[g as u64]));
         let expected = reference_output::<G>(opts, &input);
-        let run = run_program(command, None, &input, timeout)?;
+        let run = run_program(command, None, &input, timeout, sandbox)?;
         report.games += 1;
         if run.stdout == expected {
             report.matched += 1;
@@ -289,7 +292,14 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         let t = Instant::now();
-        let r = run_program(&cmd, None, "abc\n", Duration::from_millis(300)).unwrap();
+        let r = run_program(
+            &cmd,
+            None,
+            "abc\n",
+            Duration::from_millis(300),
+            SandboxMode::Off,
+        )
+        .unwrap();
         assert_eq!(r.stdout, b"abc\n");
         assert!(r.status.starts_with("killed"), "{}", r.status);
         assert!(t.elapsed() < Duration::from_secs(10));

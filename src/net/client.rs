@@ -11,6 +11,7 @@ use anyhow::{anyhow, bail, Context};
 
 use super::line::{LineError, LineReader, TimedRead};
 use crate::bot::external::ProcessPool;
+use crate::bot::spec::ProcessSettings;
 use crate::bot::{Bot, BotSpec, BuiltinBots, TimeControl};
 use crate::game::GameKind;
 use crate::output::Log;
@@ -40,6 +41,8 @@ pub struct ConnectConfig {
     pub timeout: Option<Duration>,
     /// Where the local bot's forfeits are told (nowhere by default).
     pub log: Log,
+    /// How the local bot's process starts (sandbox, environment, reuse).
+    pub process: ProcessSettings,
 }
 
 impl ConnectConfig {
@@ -53,6 +56,7 @@ impl ConnectConfig {
             max_line: 1 << 20,
             timeout: Some(DEFAULT_SERVER_TIMEOUT),
             log: Log::default(),
+            process: ProcessSettings::default(),
         }
     }
 }
@@ -144,7 +148,12 @@ fn session<G: BuiltinBots, R: TimedRead, W: Write>(
     cfg: &ConnectConfig,
     peer: &str,
 ) -> anyhow::Result<ClientReport> {
-    let spec = BotSpec::resolve::<G>(&cfg.bot).with_context(|| format!("bot {}", cfg.bot))?;
+    let mut spec = BotSpec::resolve::<G>(&cfg.bot).with_context(|| format!("bot {}", cfg.bot))?;
+    spec.adjust(&cfg.process);
+    for lack in spec.check_sandbox()? {
+        cfg.log
+            .note(&format!("warning: best-effort sandbox without {lack}"));
+    }
     let mut report = ClientReport {
         game: G::KIND,
         score: Wdl::default(),
