@@ -125,6 +125,7 @@ impl GradeOptions {
             time: self.time.control(),
             out: None,
             process: self.process.settings(),
+            rubric: None,
         }
     }
 }

@@ -355,6 +355,12 @@ pub trait Game:
         text.trim().parse()
     }
 
+    /// Joins move texts into one list that [`Game::split_moves`] (and so
+    /// `referee judge`) reads back: separated by spaces.
+    fn join_moves(moves: &[String]) -> String {
+        moves.join(" ")
+    }
+
     /// Splits a list of moves in this game's notation into move texts:
     /// moves separated by spaces or commas.
     fn split_moves(text: &str) -> Result<Vec<String>, ParseError> {

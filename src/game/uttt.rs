@@ -661,6 +661,11 @@ impl Game for Uttt {
         }
     }
 
+    /// A move is two numbers, so moves are separated by commas.
+    fn join_moves(moves: &[String]) -> String {
+        moves.join(", ")
+    }
+
     /// Split by commas when there are any, else by pairing the numbers up
     /// (a move is two numbers: `4 4 4 0` is two moves).
     fn split_moves(text: &str) -> Result<Vec<String>, ParseError> {

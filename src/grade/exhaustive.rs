@@ -463,6 +463,7 @@ pub fn explore<G: Solved>(
                             position: nodes[next as usize].0.to_string(),
                             bot_move: None,
                             missed: None,
+                            replay: String::new(),
                         });
                     }
                 }
@@ -491,6 +492,7 @@ pub fn explore<G: Solved>(
                 position: pos.to_string(),
                 bot_move: bot_move.map(|m| m.to_string()),
                 missed: pos.best_move().map(|m| m.to_string()),
+                replay: String::new(),
             };
             let mv = match answer {
                 Ok(m) if pos.is_legal(m) => m,

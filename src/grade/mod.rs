@@ -15,8 +15,9 @@
 
 pub mod class;
 pub mod exhaustive;
+pub mod rubric;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
@@ -26,8 +27,9 @@ use crate::bot::spec::ProcessSettings;
 use crate::bot::tictactoe as ttt_bot;
 use crate::bot::{notakto as nk_bot, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{Game, GameKind, GameOptions, Notakto, Outcome, Seat, TicTacToe, Uttt};
+use crate::journal::RunFolder;
 use crate::output::Observer;
-use crate::record::GameRecord;
+use crate::record::{Forfeit, GameRecord};
 use crate::runner::{run_games, Entrant, RunConfig};
 use crate::schedule::{Pairing, Schedule};
 use crate::seed;
@@ -147,6 +149,9 @@ pub struct GradeConfig {
     pub out: Option<PathBuf>,
     /// How the bot's process starts (sandbox, environment, reuse).
     pub process: ProcessSettings,
+    /// Turns the results into points (`None`: the requirement, all or
+    /// nothing, out of 100).
+    pub rubric: Option<rubric::Rubric>,
 }
 
 impl Default for GradeConfig {
@@ -162,11 +167,53 @@ impl Default for GradeConfig {
             time: TimeControl::default(),
             out: None,
             process: ProcessSettings::default(),
+            rubric: None,
         }
     }
 }
 
 impl GradeConfig {
+    /// The `referee grade` command line that plays the same games with
+    /// `bot` (the rubric and process settings aside).
+    pub fn command_line(&self, kind: GameKind, bot: &str) -> String {
+        let mut words: Vec<String> = vec!["referee".into(), "grade".into(), kind.name().into()];
+        if kind == GameKind::Notakto {
+            words.push(format!("--boards={}", self.options.boards));
+        }
+        if let Some(seats) = &self.seats {
+            let seat = match seats.as_slice() {
+                [s] => s.number().to_string(),
+                _ => "both".into(),
+            };
+            words.push(format!("--seat={seat}"));
+        }
+        match self.mode {
+            GradeMode::Sampled => words.push(format!("--games={}", self.games)),
+            GradeMode::Exhaustive => words.push("--exhaustive".into()),
+            GradeMode::ExhaustiveCanonical => {
+                words.push("--exhaustive".into());
+                words.push("--canonical".into());
+            }
+        }
+        words.push(format!("--seed={}", self.seed));
+        words.push(format!("--time-ms={}", self.time.move_ms));
+        if kind == GameKind::Uttt {
+            let t = self.thresholds;
+            let d = Thresholds::default();
+            for (flag, v, dv) in [
+                ("min-vs-random", t.random, d.random),
+                ("min-vs-greedy", t.greedy, d.greedy),
+                ("min-vs-optimal", t.optimal, d.optimal),
+            ] {
+                if v != dv {
+                    words.push(format!("--{flag}={v}"));
+                }
+            }
+        }
+        words.push(bot.to_string());
+        shell_words::join(words)
+    }
+
     /// The seats graded for game `G`.
     pub(crate) fn seats_for<G: Game>(&self) -> Vec<Seat> {
         self.seats
@@ -178,13 +225,14 @@ impl GradeConfig {
 /// Games a student's AI can be graded in, each its own way: solved games
 /// against perfect play, UTTT by score against the built-ins.
 pub(crate) trait Gradable: BuiltinBots {
-    /// Grades `spec` (shown as `name`) by `cfg`, telling `observer` how far
-    /// it is.
+    /// Grades `spec` (shown as `name`) by `cfg`'s requirement, telling
+    /// `observer` how far it is; every game played goes to `records`.
     fn grade_bot(
         spec: &BotSpec,
         name: &str,
         cfg: &GradeConfig,
         observer: &dyn Observer,
+        records: &mut Vec<GameRecord>,
     ) -> anyhow::Result<GradeReport>;
 }
 
@@ -195,8 +243,9 @@ impl<G: Solved> Gradable for G {
         name: &str,
         cfg: &GradeConfig,
         observer: &dyn Observer,
+        records: &mut Vec<GameRecord>,
     ) -> anyhow::Result<GradeReport> {
-        grade_solved::<G>(spec, name, cfg, observer)
+        grade_solved::<G>(spec, name, cfg, observer, records)
     }
 }
 
@@ -206,42 +255,222 @@ impl Gradable for Uttt {
         name: &str,
         cfg: &GradeConfig,
         observer: &dyn Observer,
+        records: &mut Vec<GameRecord>,
     ) -> anyhow::Result<GradeReport> {
-        grade_scored(spec, name, cfg, observer)
+        grade_scored(spec, name, cfg, observer, records)
     }
 }
 
-/// Grades the bot named `bot` in game `kind`.
+/// The name the student's bot has in its game records.
+pub(crate) const STUDENT: &str = "student";
+
+/// What `bot` names: a submission folder (its `bot.toml`, `bot.py` or
+/// executable `bot`, shown as `.` in the command that reproduces the
+/// grading, which is run from that folder) or a bot as `resolve` takes it.
+fn bot_text(bot: &str) -> anyhow::Result<(String, String)> {
+    let path = Path::new(bot);
+    if path.is_dir() {
+        let command = class::submission_bot(path).map_err(|e| anyhow::anyhow!("{bot}: {e}"))?;
+        Ok((command, ".".into()))
+    } else {
+        Ok((bot.to_string(), bot.to_string()))
+    }
+}
+
+/// Grades the bot named `bot` in game `kind` (a built-in, a manifest, a
+/// command line, `console:COMMAND` or a submission folder): the
+/// requirement, then the games and checks the rubric asks for, and the
+/// rubric's points. `--out` is opened before the first game.
 pub fn grade(
     kind: GameKind,
     bot: &str,
     cfg: &GradeConfig,
     observer: &dyn Observer,
 ) -> anyhow::Result<GradeReport> {
+    let folder = match &cfg.out {
+        Some(dir) => {
+            let (folder, games) = RunFolder::open(dir)?;
+            for n in &games.notes {
+                observer.note(n);
+            }
+            Some(folder)
+        }
+        None => None,
+    };
+    let rubric = cfg
+        .rubric
+        .clone()
+        .unwrap_or_else(rubric::Rubric::requirement_only);
+    let (command, shown) = bot_text(bot)?;
     crate::with_game!(kind, G => {
-        let mut spec = BotSpec::resolve::<G>(bot).with_context(|| format!("bot '{bot}'"))?;
+        let mut spec = BotSpec::resolve::<G>(&command).with_context(|| format!("bot '{bot}'"))?;
         spec.adjust(&cfg.process);
         for lack in spec.check_sandbox()? {
             observer.note(&format!("warning: best-effort sandbox without {lack}"));
         }
-        G::grade_bot(&spec, bot, cfg, observer)
+        let mut records = Vec::new();
+        let started = Instant::now();
+        let mut report = G::grade_bot(&spec, bot, cfg, observer, &mut records)?;
+        // The rubric's opponents not played yet, and games for its timing
+        // items when exhaustive grading played none.
+        let mut extra: Vec<(String, f64)> = rubric
+            .opponents()
+            .into_iter()
+            .map(|o| {
+                let need = rubric.threshold_vs(&o);
+                (o, need)
+            })
+            .collect();
+        if rubric.needs_timing() && records.is_empty() {
+            extra.push(("optimal".into(), 0.0));
+        }
+        for (opponent, threshold) in extra {
+            if report.scores.iter().any(|s| s.opponent == opponent) {
+                continue;
+            }
+            if !records.iter().any(|r| r.players.contains(&opponent)) {
+                let opp = BotSpec::resolve::<G>(&opponent)
+                    .with_context(|| format!("rubric opponent '{opponent}'"))?;
+                let sampled = SampledConfig {
+                    options: cfg.options,
+                    seats: cfg.seats_for::<G>(),
+                    games: cfg.games,
+                    time: cfg.time,
+                    seed: seed::derive_text(cfg.seed, &opponent),
+                    jobs: cfg.jobs,
+                };
+                observer.begin(
+                    &format!("games vs {opponent}"),
+                    Some(cfg.games * sampled.seats.len() as u64),
+                    0,
+                );
+                let played = play_games::<G>(&spec, STUDENT, &opp, &opponent, &sampled, |_| {
+                    observer.advance(1)
+                });
+                observer.end();
+                count_games(&played, &mut report);
+                records.extend(played);
+            }
+            let score = opponent_score(&records, &opponent, threshold);
+            report.scores.push(score);
+        }
+        report.timing = Timing::of::<G>(&records, STUDENT);
+        report.first_forfeit = first_forfeit(&records, STUDENT);
+        if let Some(f) = &mut report.first_forfeit {
+            f.replay = judge_command::<G>(&cfg.options, &f.moves);
+        }
+        for f in &mut report.failures {
+            f.replay = judge_command::<G>(&cfg.options, &f.moves);
+        }
+        if rubric.needs_check() {
+            report.check = Some(check_summary::<G>(&spec, cfg)?);
+        }
+        if let Some(folder) = &folder {
+            for r in &records {
+                folder.append(r)?;
+            }
+        }
+        report.seed = cfg.seed;
+        report.reproduce = cfg.command_line(kind, &shown);
+        report.rubric_title = rubric.title.clone();
+        report.rubric = rubric.score(&report);
+        report.points = report.rubric.iter().map(|i| i.points).sum();
+        report.max_points = rubric.max_points();
+        report.elapsed_s = started.elapsed().as_secs_f64();
+        Ok(report)
     })
 }
 
-fn write_records(
-    cfg: &GradeConfig,
-    records: &[GameRecord],
-    observer: &dyn Observer,
-) -> anyhow::Result<()> {
-    let Some(dir) = &cfg.out else { return Ok(()) };
-    let (folder, games) = crate::journal::RunFolder::open(dir)?;
-    for n in &games.notes {
-        observer.note(n);
+/// The `referee judge` command that replays `moves`.
+pub(crate) fn judge_command<G: Game>(opts: &GameOptions, moves: &[String]) -> String {
+    let mut words = vec!["referee".to_string(), "judge".into(), G::KIND.name().into()];
+    if G::KIND == GameKind::Notakto {
+        words.push(format!("--boards={}", opts.boards));
     }
+    words.push(G::join_moves(moves));
+    shell_words::join(words)
+}
+
+/// Adds the student's results in `records` to the report's games, W-D-L
+/// and forfeits.
+fn count_games(records: &[GameRecord], report: &mut GradeReport) {
     for r in records {
-        folder.append(r)?;
+        let Some(seat) = student_seat(r, STUDENT) else { continue };
+        report.games += 1;
+        report.wdl.add(r.points(seat));
+        if r.forfeit.as_ref().is_some_and(|f| f.seat == seat) {
+            report.forfeits += 1;
+        }
     }
-    Ok(())
+}
+
+/// The seat `name` played in `r`.
+fn student_seat(r: &GameRecord, name: &str) -> Option<Seat> {
+    match r.players.iter().position(|p| p == name)? {
+        0 => Some(Seat::One),
+        _ => Some(Seat::Two),
+    }
+}
+
+/// The student's score against `opponent` over `records`, against a
+/// threshold in percent.
+fn opponent_score(records: &[GameRecord], opponent: &str, threshold: f64) -> OpponentScore {
+    let mut vs = Wdl::default();
+    for r in records.iter().filter(|r| r.players.iter().any(|p| p == opponent)) {
+        if let Some(seat) = student_seat(r, STUDENT) {
+            vs.add(r.points(seat));
+        }
+    }
+    let pct = if vs.games() > 0 { 100.0 * vs.score() } else { 0.0 };
+    OpponentScore {
+        opponent: opponent.into(),
+        games: vs.games(),
+        points: vs.points(),
+        score_pct: pct,
+        threshold_pct: threshold,
+        passed: vs.games() > 0 && pct >= threshold,
+    }
+}
+
+/// The student's first forfeit, in the order the games were played
+/// (opponent by opponent, then by game id).
+fn first_forfeit(records: &[GameRecord], name: &str) -> Option<ForfeitedGame> {
+    records.iter().find_map(|r| {
+        let seat = student_seat(r, name)?;
+        let f = r.forfeit.as_ref().filter(|f| f.seat == seat)?;
+        Some(ForfeitedGame {
+            opponent: r.players[seat.other().index()].clone(),
+            seat: seat.number(),
+            moves: r.moves.clone(),
+            replay: String::new(),
+            forfeit: f.clone(),
+        })
+    })
+}
+
+/// Runs `referee check` on an external bot (a built-in needs none).
+fn check_summary<G: BuiltinBots>(
+    spec: &BotSpec,
+    cfg: &GradeConfig,
+) -> anyhow::Result<CheckSummary> {
+    match spec {
+        BotSpec::Builtin(_) => Ok(CheckSummary {
+            passed: 1,
+            failed: Vec::new(),
+        }),
+        BotSpec::External(e) => {
+            let r = crate::check::run_checks::<G>(e, &cfg.options, &cfg.time)?;
+            Ok(CheckSummary {
+                passed: r.results.iter().filter(|c| c.pass).count(),
+                failed: r
+                    .results
+                    .iter()
+                    .filter(|c| !c.pass)
+                    .map(|c| format!("{}: {}", c.name, c.detail))
+                    .collect(),
+            })
+        }
+    }
 }
 
 /// Grades a bot in a solved game: exhaustively or by sampled games against
@@ -251,6 +480,7 @@ fn grade_solved<G: Solved>(
     name: &str,
     cfg: &GradeConfig,
     observer: &dyn Observer,
+    records: &mut Vec<GameRecord>,
 ) -> anyhow::Result<GradeReport> {
     let options = cfg.options;
     let seats = cfg.seats_for::<G>();
@@ -265,7 +495,6 @@ fn grade_solved<G: Solved>(
             );
         }
     }
-    let started = Instant::now();
     let mut report = GradeReport {
         game: G::KIND.name().into(),
         bot: name.to_string(),
@@ -318,15 +547,13 @@ fn grade_solved<G: Solved>(
             jobs: cfg.jobs,
         };
         observer.begin("games", Some(cfg.games * sampled.seats.len() as u64), 0);
-        let student = "student";
-        let records = play_games::<G>(spec, student, &optimal, "optimal", &sampled, |_| {
+        let played = play_games::<G>(spec, STUDENT, &optimal, "optimal", &sampled, |_| {
             observer.advance(1)
         });
         observer.end();
-        write_records(cfg, &records, observer)?;
-        judge_sampled::<G>(&records, student, &options, &mut report);
+        judge_sampled::<G>(&played, STUDENT, &options, &mut report);
+        records.extend(played);
     }
-    report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
 }
 
@@ -337,11 +564,11 @@ fn grade_scored(
     name: &str,
     cfg: &GradeConfig,
     observer: &dyn Observer,
+    records: &mut Vec<GameRecord>,
 ) -> anyhow::Result<GradeReport> {
     if cfg.mode.is_exhaustive() {
         bail!("--exhaustive needs a solved game (tictactoe or notakto); UTTT is graded by score");
     }
-    let started = Instant::now();
     let seats = cfg.seats_for::<Uttt>();
     let mut report = GradeReport {
         game: "uttt".into(),
@@ -350,7 +577,6 @@ fn grade_scored(
         requirement: Uttt::requirement_text(&GameOptions::default(), &seats),
         ..GradeReport::default()
     };
-    let mut all = Vec::new();
     let t = cfg.thresholds;
     for (i, (opponent, threshold)) in [
         ("random", t.random),
@@ -369,37 +595,22 @@ fn grade_scored(
             seed: seed::derive(cfg.seed, &[i as u64]),
             jobs: cfg.jobs,
         };
-        let records = play_games::<Uttt>(spec, "student", &opp, opponent, &sampled, |_| {});
-        let mut vs = Wdl::default();
-        for r in &records {
-            let seat = if r.players[0] == "student" {
-                Seat::One
-            } else {
-                Seat::Two
-            };
-            vs.add(r.points(seat));
-            if r.forfeit.as_ref().is_some_and(|f| f.seat == seat) {
-                report.forfeits += 1;
-            }
-        }
-        report.games += vs.games();
-        report.wdl.wins += vs.wins;
-        report.wdl.draws += vs.draws;
-        report.wdl.losses += vs.losses;
-        let pct = 100.0 * vs.score();
-        report.scores.push(OpponentScore {
-            opponent: opponent.into(),
-            games: vs.games(),
-            points: vs.points(),
-            score_pct: pct,
-            threshold_pct: threshold,
-            passed: pct >= threshold,
+        observer.begin(
+            &format!("games vs {opponent}"),
+            Some(cfg.games * seats.len() as u64),
+            0,
+        );
+        let played = play_games::<Uttt>(spec, STUDENT, &opp, opponent, &sampled, |_| {
+            observer.advance(1)
         });
-        all.extend(records);
+        observer.end();
+        count_games(&played, &mut report);
+        report
+            .scores
+            .push(opponent_score(&played, opponent, threshold));
+        records.extend(played);
     }
-    write_records(cfg, &all, observer)?;
     report.passed = report.scores.iter().all(|s| s.passed);
-    report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
 }
 
@@ -428,6 +639,8 @@ pub struct Failure {
     pub bot_move: Option<String>,
     /// A move that would have kept the required result (from the solver).
     pub missed: Option<String>,
+    /// The `referee judge` command that replays the moves.
+    pub replay: String,
 }
 
 /// The result of grading one bot.
@@ -463,6 +676,94 @@ pub struct GradeReport {
     pub elapsed_s: f64,
     /// A note for the reader (e.g. what `--canonical` checks).
     pub note: String,
+    /// The master seed the games were played with.
+    pub seed: u64,
+    /// The command that replays this grading (from the submission folder
+    /// when a folder was graded).
+    pub reproduce: String,
+    /// The bot's move times over every game played (`None` when no move
+    /// was timed: exhaustive grading asks positions in bulk).
+    pub timing: Option<Timing>,
+    /// The bot's first forfeit, with its stderr tail.
+    pub first_forfeit: Option<ForfeitedGame>,
+    /// `referee check`'s outcome, when the rubric asks for it.
+    pub check: Option<CheckSummary>,
+    /// The rubric's title.
+    pub rubric_title: String,
+    /// Points per rubric item.
+    pub rubric: Vec<rubric::ItemScore>,
+    /// Points given.
+    pub points: f64,
+    /// Points the rubric is worth.
+    pub max_points: f64,
+}
+
+/// The bot's move times.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Timing {
+    /// Moves timed.
+    pub moves: u64,
+    /// The median move time in µs.
+    pub median_us: u64,
+    /// The slowest move in µs.
+    pub max_us: u64,
+}
+
+impl Timing {
+    /// The times of `name`'s moves in `records` (`None` without any).
+    pub(crate) fn of<G: Game>(records: &[GameRecord], name: &str) -> Option<Timing> {
+        let mut times = Vec::new();
+        for r in records {
+            let Some(seat) = student_seat(r, name) else {
+                continue;
+            };
+            // Players alternate from the start position's player to move.
+            let first = r
+                .start
+                .parse::<G>()
+                .map(|p| p.to_move())
+                .unwrap_or(Seat::One);
+            for (i, &t) in r.times_us.iter().enumerate() {
+                let mover = if i % 2 == 0 { first } else { first.other() };
+                if mover == seat {
+                    times.push(t);
+                }
+            }
+        }
+        if times.is_empty() {
+            return None;
+        }
+        times.sort_unstable();
+        Some(Timing {
+            moves: times.len() as u64,
+            median_us: times[(times.len() - 1) / 2],
+            max_us: times[times.len() - 1],
+        })
+    }
+}
+
+/// A game the bot forfeited.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ForfeitedGame {
+    /// Its opponent.
+    pub opponent: String,
+    /// The bot's seat.
+    pub seat: u8,
+    /// The moves played before the forfeit.
+    pub moves: Vec<String>,
+    /// The `referee judge` command that replays them.
+    pub replay: String,
+    /// What happened: reason, detail, line received, exit status, stderr tail.
+    pub forfeit: Forfeit,
+}
+
+/// What `referee check` found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CheckSummary {
+    /// Checks passed.
+    pub passed: usize,
+    /// Each failed check with its reason.
+    pub failed: Vec<String>,
 }
 
 /// A bot's score against one opponent (UTTT grading).
@@ -591,6 +892,7 @@ pub(crate) fn judge_sampled<G: Solved>(
                         position: pos.to_string(),
                         bot_move: Some(text.clone()),
                         missed: pos.best_move().map(|m| m.to_string()),
+                        replay: String::new(),
                     });
                 }
             }
@@ -612,6 +914,7 @@ pub(crate) fn judge_sampled<G: Solved>(
                         .ok()
                         .and_then(|p| p.best_move())
                         .map(|m| m.to_string()),
+                    replay: String::new(),
                 },
                 (_, Some(m)) => m,
                 _ => Failure {
@@ -621,6 +924,7 @@ pub(crate) fn judge_sampled<G: Solved>(
                     position: pos.to_string(),
                     bot_move: None,
                     missed: None,
+                    replay: String::new(),
                 },
             };
             report.failures.push(failure);

@@ -1,0 +1,448 @@
+//! Rubrics: a TOML file that turns what grading measured into points
+//! (docs/grading.md). Every item names one check referee computes:
+//!
+//! ```toml
+//! title = "Notakto AI"
+//! [[items]]
+//! name = "wins every game as player 1 against the optimal AI"
+//! check = "passes"
+//! points = 70
+//! [[items]]
+//! check = "score-vs"
+//! opponent = "random"
+//! min_pct = 95
+//! points = 20
+//! ```
+//!
+//! Unknown keys, unknown checks and missing values are errors naming
+//! `file:line:column`.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::GradeReport;
+
+/// One measurable check.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Check {
+    /// The game's grading requirement is met (Notakto: win every game as
+    /// the winning seat; tic-tac-toe: never lose; UTTT: the thresholds).
+    Passes,
+    /// Every graded game won.
+    WinsAll,
+    /// No graded game lost.
+    NeverLoses,
+    /// No forfeit in any game (timeout, crash, illegal or malformed move).
+    NoForfeits,
+    /// At least `min_pct` % of the points against the built-in `opponent`;
+    /// with `partial`, points in proportion up to it.
+    ScoreVs {
+        /// The built-in opponent.
+        opponent: String,
+        /// The score needed, in percent.
+        min_pct: f64,
+        /// Partial credit below the threshold.
+        partial: bool,
+    },
+    /// The median move time is at most `max_ms`.
+    MedianMoveMs {
+        /// The limit in milliseconds.
+        max_ms: f64,
+    },
+    /// The slowest move takes at most `max_ms`.
+    MaxMoveMs {
+        /// The limit in milliseconds.
+        max_ms: f64,
+    },
+    /// Every check of `referee check` passes.
+    PassesCheck,
+}
+
+/// One rubric item: a check and the points it is worth.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    /// What the student reads.
+    pub name: String,
+    /// Points for meeting it.
+    pub points: f64,
+    /// What is measured.
+    pub check: Check,
+}
+
+/// A rubric: items in order, and a title for the feedback.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rubric {
+    /// Its title.
+    pub title: String,
+    /// Its items.
+    pub items: Vec<Item>,
+}
+
+/// How one item was scored for one student.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ItemScore {
+    /// The item's name.
+    pub name: String,
+    /// Points given.
+    pub points: f64,
+    /// Points it is worth.
+    pub max_points: f64,
+    /// Whether it was met in full.
+    pub passed: bool,
+    /// What was measured, in words.
+    pub detail: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRubric {
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    items: Vec<Spanned<RawItem>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawItem {
+    #[serde(default)]
+    name: Option<String>,
+    check: Spanned<String>,
+    points: Spanned<f64>,
+    #[serde(default)]
+    opponent: Option<String>,
+    #[serde(default)]
+    min_pct: Option<Spanned<f64>>,
+    #[serde(default)]
+    max: Option<Spanned<f64>>,
+    #[serde(default)]
+    partial: bool,
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+impl Rubric {
+    /// Reads a rubric file; errors name `file:line:column`.
+    pub fn load(path: &Path) -> Result<Rubric, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("rubric {}: {e}", path.display()))?;
+        Rubric::parse(path, &text)
+    }
+
+    /// Reads a rubric's `text`; `path` names it in errors.
+    pub fn parse(path: &Path, text: &str) -> Result<Rubric, String> {
+        let at = |offset: usize, msg: &str| {
+            let (l, c) = line_col(text, offset);
+            format!("{}:{l}:{c}: {msg}", path.display())
+        };
+        let raw: RawRubric = toml::from_str(text)
+            .map_err(|e| at(e.span().map_or(0, |s| s.start), e.message().trim()))?;
+        if raw.items.is_empty() {
+            return Err(at(0, "a rubric needs at least one [[items]]"));
+        }
+        let mut items = Vec::new();
+        for item in raw.items {
+            let span = item.span();
+            let item = item.into_inner();
+            let points = *item.points.get_ref();
+            if !(points.is_finite() && points >= 0.0) {
+                return Err(at(item.points.span().start, "points must be a number >= 0"));
+            }
+            let need_max = |what: &str| -> Result<f64, String> {
+                match &item.max {
+                    Some(m) if m.get_ref().is_finite() && *m.get_ref() > 0.0 => Ok(*m.get_ref()),
+                    Some(m) => Err(at(m.span().start, "max must be a number of milliseconds > 0")),
+                    None => Err(at(span.start, &format!("check \"{what}\" needs max (milliseconds)"))),
+                }
+            };
+            let check_text = item.check.get_ref().as_str();
+            let (check, default_name) = match check_text {
+                "passes" => (Check::Passes, "meets the requirement".to_string()),
+                "wins-all" => (Check::WinsAll, "wins every game".to_string()),
+                "never-loses" => (Check::NeverLoses, "never loses".to_string()),
+                "no-forfeits" => (Check::NoForfeits, "never forfeits".to_string()),
+                "passes-check" => (Check::PassesCheck, "passes referee check".to_string()),
+                "median-move-ms" => {
+                    let max_ms = need_max(check_text)?;
+                    (
+                        Check::MedianMoveMs { max_ms },
+                        format!("answers within {max_ms} ms (median)"),
+                    )
+                }
+                "max-move-ms" => {
+                    let max_ms = need_max(check_text)?;
+                    (
+                        Check::MaxMoveMs { max_ms },
+                        format!("every move within {max_ms} ms"),
+                    )
+                }
+                "score-vs" => {
+                    let Some(opponent) = item.opponent.clone() else {
+                        return Err(at(span.start, "check \"score-vs\" needs opponent (a built-in)"));
+                    };
+                    let min_pct = match &item.min_pct {
+                        Some(p) if (0.0..=100.0).contains(p.get_ref()) => *p.get_ref(),
+                        Some(p) => return Err(at(p.span().start, "min_pct must be 0 to 100")),
+                        None => return Err(at(span.start, "check \"score-vs\" needs min_pct")),
+                    };
+                    (
+                        Check::ScoreVs {
+                            opponent: opponent.clone(),
+                            min_pct,
+                            partial: item.partial,
+                        },
+                        format!("scores {min_pct} % or more against {opponent}"),
+                    )
+                }
+                other => {
+                    return Err(at(
+                        item.check.span().start,
+                        &format!(
+                            "unknown check \"{other}\" (expected passes, wins-all, never-loses, \
+                             no-forfeits, score-vs, median-move-ms, max-move-ms or passes-check)"
+                        ),
+                    ))
+                }
+            };
+            items.push(Item {
+                name: item.name.unwrap_or(default_name),
+                points,
+                check,
+            });
+        }
+        Ok(Rubric {
+            title: raw.title.unwrap_or_else(|| "Grading".to_string()),
+            items,
+        })
+    }
+
+    /// The rubric used when none is given: the requirement, all or nothing.
+    pub fn requirement_only() -> Rubric {
+        Rubric {
+            title: "Grading".to_string(),
+            items: vec![Item {
+                name: "meets the requirement".to_string(),
+                points: 100.0,
+                check: Check::Passes,
+            }],
+        }
+    }
+
+    /// The points the rubric is worth.
+    pub fn max_points(&self) -> f64 {
+        self.items.iter().map(|i| i.points).sum()
+    }
+
+    /// The built-in opponents its `score-vs` items need games against.
+    pub fn opponents(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for i in &self.items {
+            if let Check::ScoreVs { opponent, .. } = &i.check {
+                if !out.contains(opponent) {
+                    out.push(opponent.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The score needed against `opponent`: the highest `min_pct` of its
+    /// items.
+    pub fn threshold_vs(&self, opponent: &str) -> f64 {
+        self.items
+            .iter()
+            .filter_map(|i| match &i.check {
+                Check::ScoreVs {
+                    opponent: o,
+                    min_pct,
+                    ..
+                } if o == opponent => Some(*min_pct),
+                _ => None,
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// Whether an item needs move times.
+    pub fn needs_timing(&self) -> bool {
+        self.items.iter().any(|i| {
+            matches!(
+                i.check,
+                Check::MedianMoveMs { .. } | Check::MaxMoveMs { .. }
+            )
+        })
+    }
+
+    /// Whether an item needs `referee check` run on the bot.
+    pub fn needs_check(&self) -> bool {
+        self.items.iter().any(|i| i.check == Check::PassesCheck)
+    }
+
+    /// Scores a graded bot, item by item.
+    pub fn score(&self, r: &GradeReport) -> Vec<ItemScore> {
+        self.items.iter().map(|item| score_item(item, r)).collect()
+    }
+}
+
+fn score_item(item: &Item, r: &GradeReport) -> ItemScore {
+    let all_or_nothing = |ok: bool, detail: String| ItemScore {
+        name: item.name.clone(),
+        points: if ok { item.points } else { 0.0 },
+        max_points: item.points,
+        passed: ok,
+        detail,
+    };
+    let ms = |us: u64| us as f64 / 1000.0;
+    match &item.check {
+        Check::Passes => all_or_nothing(
+            r.passed,
+            format!(
+                "{}: {}",
+                r.requirement,
+                if r.passed { "met" } else { "not met" }
+            ),
+        ),
+        Check::WinsAll => all_or_nothing(
+            r.games > 0 && r.wdl.wins == r.games,
+            format!("{} of {} games won", r.wdl.wins, r.games),
+        ),
+        Check::NeverLoses => all_or_nothing(
+            r.games > 0 && r.wdl.losses == 0,
+            format!("{} of {} games lost", r.wdl.losses, r.games),
+        ),
+        Check::NoForfeits => all_or_nothing(
+            r.forfeits == 0,
+            format!("{} forfeits", r.forfeits),
+        ),
+        Check::MedianMoveMs { max_ms } => match &r.timing {
+            Some(t) => all_or_nothing(
+                ms(t.median_us) <= *max_ms,
+                format!("median move {:.1} ms (at most {max_ms} ms)", ms(t.median_us)),
+            ),
+            None => all_or_nothing(false, "no move was timed".into()),
+        },
+        Check::MaxMoveMs { max_ms } => match &r.timing {
+            Some(t) => all_or_nothing(
+                ms(t.max_us) <= *max_ms,
+                format!("slowest move {:.1} ms (at most {max_ms} ms)", ms(t.max_us)),
+            ),
+            None => all_or_nothing(false, "no move was timed".into()),
+        },
+        Check::PassesCheck => match &r.check {
+            Some(c) => all_or_nothing(
+                c.failed.is_empty(),
+                if c.failed.is_empty() {
+                    format!("all {} checks passed", c.passed)
+                } else {
+                    format!("failed: {}", c.failed.join("; "))
+                },
+            ),
+            None => all_or_nothing(false, "referee check was not run".into()),
+        },
+        Check::ScoreVs {
+            opponent,
+            min_pct,
+            partial,
+        } => match r.scores.iter().find(|s| &s.opponent == opponent) {
+            Some(s) => {
+                let ok = s.score_pct >= *min_pct;
+                let points = if ok {
+                    item.points
+                } else if *partial && *min_pct > 0.0 {
+                    item.points * (s.score_pct / min_pct).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                ItemScore {
+                    name: item.name.clone(),
+                    points: (points * 100.0).round() / 100.0,
+                    max_points: item.points,
+                    passed: ok,
+                    detail: format!(
+                        "{:.1} % against {opponent} over {} games (at least {min_pct} %)",
+                        s.score_pct, s.games
+                    ),
+                }
+            }
+            None => all_or_nothing(false, format!("no games against {opponent}")),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::{CheckSummary, OpponentScore, Timing};
+
+    fn parse(text: &str) -> Result<Rubric, String> {
+        Rubric::parse(Path::new("r.toml"), text)
+    }
+
+    #[test]
+    fn a_rubric_reads_and_scores() {
+        let r = parse(
+            "title = \"t\"\n\
+             [[items]]\ncheck = \"passes\"\npoints = 50\n\
+             [[items]]\ncheck = \"no-forfeits\"\npoints = 10\n\
+             [[items]]\ncheck = \"score-vs\"\nopponent = \"random\"\nmin_pct = 95\npoints = 20\npartial = true\n\
+             [[items]]\nname = \"quick\"\ncheck = \"median-move-ms\"\nmax = 100\npoints = 10\n\
+             [[items]]\ncheck = \"passes-check\"\npoints = 10\n",
+        )
+        .unwrap();
+        assert_eq!(r.max_points(), 100.0);
+        assert_eq!(r.opponents(), ["random"]);
+        assert!(r.needs_check());
+        let mut report = GradeReport {
+            passed: true,
+            games: 10,
+            forfeits: 1,
+            ..GradeReport::default()
+        };
+        report.scores.push(OpponentScore {
+            opponent: "random".into(),
+            games: 10,
+            points: 9.0,
+            score_pct: 90.0,
+            threshold_pct: 0.0,
+            passed: true,
+        });
+        report.timing = Some(Timing {
+            moves: 5,
+            median_us: 40_000,
+            max_us: 900_000,
+        });
+        report.check = Some(CheckSummary {
+            passed: 8,
+            failed: vec![],
+        });
+        let s = r.score(&report);
+        let points: Vec<f64> = s.iter().map(|i| i.points).collect();
+        // Partial credit against random: 20 * 90 / 95.
+        assert_eq!(points, [50.0, 0.0, 18.95, 10.0, 10.0]);
+        assert_eq!(s[3].name, "quick");
+        assert!(s[1].detail.contains("1 forfeits"));
+    }
+
+    #[test]
+    fn mistakes_name_the_place() {
+        let e = parse("[[items]]\ncheck = \"passes\"\npoints = 1\ncolour = 2\n").unwrap_err();
+        assert!(e.starts_with("r.toml:1:1:") && e.contains("colour"), "{e}");
+        let e = parse("[[items]]\ncheck = \"wins\"\npoints = 1\n").unwrap_err();
+        assert!(e.starts_with("r.toml:2:9: unknown check \"wins\""), "{e}");
+        let e = parse("[[items]]\ncheck = \"score-vs\"\npoints = 1\nmin_pct = 50\n").unwrap_err();
+        assert!(e.contains("needs opponent"), "{e}");
+        let e = parse("[[items]]\ncheck = \"max-move-ms\"\npoints = 1\n").unwrap_err();
+        assert!(e.contains("needs max"), "{e}");
+        let e = parse("title = \"x\"\n").unwrap_err();
+        assert!(e.contains("at least one"), "{e}");
+        let e = parse("[[items]]\ncheck = \"passes\"\npoints = -1\n").unwrap_err();
+        assert!(e.starts_with("r.toml:3:10:"), "{e}");
+    }
+}
