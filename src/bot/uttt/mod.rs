@@ -16,6 +16,8 @@ use crate::game::uttt::{line, Uttt, UtttMove};
 use crate::game::{Game, MoveList, Seat};
 use crate::record::Forfeit;
 
+#[cfg(test)]
+mod forced_wins;
 mod playout;
 mod prior;
 mod search;

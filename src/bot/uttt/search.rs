@@ -112,14 +112,20 @@ pub struct SearchConfig {
     pub prior_weight: f32,
     /// First-play urgency. `None`: every child is tried once before any is
     /// tried twice (the best prior first). `Some(r)`: an unvisited child
-    /// scores its parent's mean for its mover minus `r`, plus its bias, so
-    /// that a good child is revisited before poor ones are ever tried.
+    /// scores as if visited once with its parent's mean for its mover minus
+    /// `r` (plus its bias), so that a good child can be revisited before
+    /// poor ones are ever tried.
     pub fpu_reduction: Option<f32>,
     /// The heuristic's feature weights.
     pub prior: PriorWeights,
     /// With a time budget, stop as soon as the move to play can no longer
     /// change in the time left (the time saved is not carried over).
     pub early_stop: bool,
+    /// Informed playouts stop after this many plies and score the position
+    /// with a macro-board evaluation; 0 plays them to the end.
+    pub cutoff_plies: u32,
+    /// Steepness of that evaluation's logistic.
+    pub eval_weight: f32,
 }
 
 impl SearchConfig {
@@ -137,6 +143,8 @@ impl SearchConfig {
             fpu_reduction: None,
             prior: PriorWeights::DEFAULT,
             early_stop: true,
+            cutoff_plies: 0,
+            eval_weight: 0.5,
         }
     }
 
@@ -154,6 +162,8 @@ impl SearchConfig {
             fpu_reduction: None,
             prior: PriorWeights::DEFAULT,
             early_stop: false,
+            cutoff_plies: 0,
+            eval_weight: 0.5,
         }
     }
 }
@@ -344,7 +354,9 @@ impl Mcts {
                 Proof::Win => return i,
                 _ if n.visits == 0 => match fpu {
                     None => 1e9 + n.prior,
-                    Some(f) => f + w * n.prior,
+                    // Exploration as for one visit, so that an untried
+                    // child's turn comes as the parent's visits grow.
+                    Some(f) => f + c_log + w * n.prior,
                 },
                 _ => {
                     let v = n.visits as f32;
@@ -363,11 +375,19 @@ impl Mcts {
         best
     }
 
-    fn playout(&mut self, mut pos: Uttt) -> Outcome {
-        if self.config.informed {
-            informed_playout(pos, self.config.playout_random_permille, &mut self.rng)
+    /// X's points from a playout from `pos`.
+    fn playout(&mut self, mut pos: Uttt) -> f32 {
+        let cfg = &self.config;
+        if cfg.informed {
+            informed_playout(
+                pos,
+                cfg.playout_random_permille,
+                cfg.cutoff_plies,
+                cfg.eval_weight,
+                &mut self.rng,
+            )
         } else {
-            pos.random_playout(&mut self.rng)
+            pos.random_playout(&mut self.rng).points(Seat::One) as f32
         }
     }
 
@@ -394,11 +414,11 @@ impl Mcts {
                 self.nodes[idx].proof = Proof::of(o, pos.to_move().other());
             }
         }
-        let outcome = match self.nodes[idx].proof.outcome(pos.to_move().other()) {
-            Some(o) => o,
+        let x_points = match self.nodes[idx].proof.outcome(pos.to_move().other()) {
+            Some(o) => o.points(Seat::One) as f32,
             None => {
                 if let Some(o) = pos.outcome() {
-                    o
+                    o.points(Seat::One) as f32
                 } else {
                     if !self.nodes[idx].expanded && self.nodes.len() + 81 <= MAX_NODES {
                         self.expand(idx, &pos);
@@ -423,7 +443,7 @@ impl Mcts {
                 }
             }
         };
-        self.backpropagate(&path, root.to_move(), outcome);
+        self.backpropagate(&path, root.to_move(), x_points);
         self.path = path;
     }
 
@@ -516,14 +536,18 @@ impl Mcts {
         (first - second) as f64 > rate * left
     }
 
-    /// Adds the outcome to every node on `path` and, with the solver,
+    /// Adds the playout's result (X's points) to every node on `path` and, with the solver,
     /// proves what can be proven from the leaf up (a node's proof can only
     /// change when one of its children's did).
-    fn backpropagate(&mut self, path: &[usize], root_mover: Seat, outcome: Outcome) {
+    fn backpropagate(&mut self, path: &[usize], root_mover: Seat, x_points: f32) {
         let Some((&leaf, above)) = path.split_last() else {
             return;
         };
-        let win = outcome.points(root_mover) as f32;
+        let win = if root_mover == Seat::One {
+            x_points
+        } else {
+            1.0 - x_points
+        };
         // The node at depth d was entered by a move of the root's mover when
         // d is odd (the root itself, d = 0, by the other player).
         let reward = |depth: usize| if depth % 2 == 1 { win } else { 1.0 - win };
@@ -722,5 +746,25 @@ mod tests {
         m.expand(0, &p);
         let c = m.select(0);
         assert_eq!(m.nodes[c].mv, UtttMove::new(4, 2).unwrap());
+    }
+}
+#[cfg(test)]
+mod debug_fpu {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn dump() {
+        let mut p = Uttt::new();
+        p.play(UtttMove::new(4, 4).unwrap()).unwrap();
+        p.play(UtttMove::new(4, 0).unwrap()).unwrap();
+        for fpu in [None, Some(0.1)] {
+            let mut m = Mcts::new(SearchConfig { iterations: 5000, prior_weight: 1.0, fpu_reduction: fpu, ..SearchConfig::optimal() }, 1);
+            let mv = m.search(&p);
+            println!("fpu {fpu:?} -> {mv:?} root visits {} q {}", m.nodes[0].visits, m.nodes[0].reward / m.nodes[0].visits as f32);
+            for i in m.children(0) {
+                let n = &m.nodes[i];
+                println!("  {} v={} q={:.3} prior={:.2} proof={:?}", n.mv, n.visits, n.reward / n.visits.max(1) as f32, n.prior, n.proof);
+            }
+        }
     }
 }
