@@ -82,10 +82,8 @@ fn ours(iters: u32) -> SearchConfig {
         iterations: iters,
         prior,
         exploration: env_percent("UTTT_C_PERCENT", base.exploration),
-        playout_random_permille: env_u64(
-            "UTTT_PLAYOUT_RANDOM",
-            base.playout_random_permille as u64,
-        ) as u32,
+        playout_random_permille: env_u64("UTTT_PLAYOUT_RANDOM", base.playout_random_permille as u64)
+            as u32,
         prior_weight: env_percent("UTTT_PRIOR_PERCENT", base.prior_weight),
         fpu_reduction: fpu,
         eval_weight: env_percent("UTTT_EVAL_PERCENT", base.eval_weight),

@@ -541,4 +541,3 @@ impl BaselineMcts {
         pick.map(|i| self.nodes[i].mv)
     }
 }
-
