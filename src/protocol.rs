@@ -334,7 +334,10 @@ pub fn judge_reply<G: Game>(heard: Heard, pos: &G, allow: &Allowance) -> Result<
     let limit = allow.limit();
     let died = |what: &str| {
         if allow.replied_before {
-            Breach::new(ForfeitReason::Crash, format!("{what} during the game"))
+            Breach::new(
+                ForfeitReason::Crash,
+                format!("{what} during the game"),
+            )
         } else {
             Breach::new(
                 ForfeitReason::Startup,
@@ -412,14 +415,9 @@ pub fn judge_reply<G: Game>(heard: Heard, pos: &G, allow: &Allowance) -> Result<
         }
         Heard::Unsent(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(Breach::new(
             ForfeitReason::Timeout,
-            format!(
-                "it does not read its input: the turn line could not be sent within {}",
-                allow.limit_text()
-            ),
+            format!("it does not read its input: the turn line could not be sent within {}", allow.limit_text()),
         )),
-        Heard::Unsent(e) => Err(died(&format!(
-            "could not be sent its turn ({e}): it exited"
-        ))),
+        Heard::Unsent(e) => Err(died(&format!("could not be sent its turn ({e}): it exited"))),
     }
 }
 
@@ -441,23 +439,14 @@ mod tests {
     #[test]
     fn golden_lines() {
         let b = Begin::new(GameKind::TicTacToe, Seat::One, 1000);
-        assert_eq!(
-            Command::<TicTacToe>::Begin(b).to_string(),
-            "begin tictactoe 1 1000"
-        );
+        assert_eq!(Command::<TicTacToe>::Begin(b).to_string(), "begin tictactoe 1 1000");
         let b = Begin {
             seed: Some(42),
             ..Begin::new(GameKind::Uttt, Seat::Two, 250)
         };
-        assert_eq!(
-            Command::<Uttt>::Begin(b).to_string(),
-            "begin uttt 2 250 seed=42"
-        );
+        assert_eq!(Command::<Uttt>::Begin(b).to_string(), "begin uttt 2 250 seed=42");
         let b = Begin::new(GameKind::Notakto, Seat::Two, 5);
-        assert_eq!(
-            Command::<Notakto>::Begin(b).to_string(),
-            "begin notakto 2 5"
-        );
+        assert_eq!(Command::<Notakto>::Begin(b).to_string(), "begin notakto 2 5");
         let pos: TicTacToe = "X...O....".parse().unwrap();
         assert_eq!(Command::Turn(pos).to_string(), "turn X...O....");
         let pos: Notakto = "X......../.........".parse().unwrap();
@@ -479,10 +468,7 @@ mod tests {
             "error server full"
         );
         assert_eq!(FORFEIT_REPLY, "forfeit");
-        assert_eq!(
-            reply_line(crate::game::tictactoe::Cell::new(4).unwrap()),
-            "4"
-        );
+        assert_eq!(reply_line(crate::game::tictactoe::Cell::new(4).unwrap()), "4");
     }
 
     #[test]
@@ -536,8 +522,7 @@ mod tests {
     #[test]
     fn each_way_of_failing_has_its_reason() {
         let pos = TicTacToe::new();
-        let reason =
-            |h: Heard, first: bool| judge_reply(h, &pos, &allow(first)).unwrap_err().reason;
+        let reason = |h: Heard, first: bool| judge_reply(h, &pos, &allow(first)).unwrap_err().reason;
         use ForfeitReason::*;
         // Silence on the first turn is a timeout, not a start-up failure,
         // and the detail says the allowance was included.
@@ -563,12 +548,8 @@ mod tests {
     #[test]
     fn breach_becomes_a_forfeit_with_escaped_evidence() {
         let pos = TicTacToe::new();
-        let b = judge_reply(
-            Heard::Line(b"a\tb".to_vec(), Duration::ZERO),
-            &pos,
-            &allow(false),
-        )
-        .unwrap_err();
+        let b = judge_reply(Heard::Line(b"a\tb".to_vec(), Duration::ZERO), &pos, &allow(false))
+            .unwrap_err();
         let f = b.into_forfeit(&pos);
         assert_eq!(f.line.as_deref(), Some("a\\tb"));
         assert_eq!(f.position, ".........");

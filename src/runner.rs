@@ -204,11 +204,7 @@ pub fn run_games_with<G: BuiltinBots, T: Send>(
     let (tx, rx) = mpsc::channel::<Vec<T>>();
     std::thread::scope(|s| {
         let workers = jobs.max(1).min(pairings.len().max(1));
-        let cpus = if cfg.affinity {
-            affinity::plan(workers)
-        } else {
-            Vec::new()
-        };
+        let cpus = if cfg.affinity { affinity::plan(workers) } else { Vec::new() };
         for w in 0..workers {
             let tx = tx.clone();
             let (next, makers, work) = (&next, &makers, &work);

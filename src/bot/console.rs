@@ -18,11 +18,11 @@ use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
 use super::external::{process_forfeit, END_GRACE};
+use crate::protocol::Breach;
 use super::process::{BotProcess, Reply};
 use super::spec::ExternalSpec;
 use super::{Bot, TimeControl};
 use crate::game::{Game, GameKind, Outcome, Seat};
-use crate::protocol::Breach;
 use crate::record::{Forfeit, ForfeitReason};
 
 /// Finds the end of the first `Player N: ` prompt in `buf`.

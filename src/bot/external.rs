@@ -467,7 +467,9 @@ mod tests {
         let mut bot = sh_bot("printf '4\\n5\\n'");
         bot.select_move(&TicTacToe::new()).unwrap();
         let end: TicTacToe = "XXXOO....".parse().unwrap();
-        let f = bot.confirm_end(&end, Outcome::Win(Seat::One)).unwrap_err();
+        let f = bot
+            .confirm_end(&end, Outcome::Win(Seat::One))
+            .unwrap_err();
         assert_eq!(f.reason, ForfeitReason::Malformed, "{f:?}");
     }
 
@@ -501,8 +503,7 @@ mod tests {
         let pool = ProcessPool::new(4);
         let mut pids = Vec::new();
         for seed in [11u64, 12] {
-            let mut bot =
-                ExternalBot::<TicTacToe>::new(spec.clone(), time(), seed).keeping(&pool, 0);
+            let mut bot = ExternalBot::<TicTacToe>::new(spec.clone(), time(), seed).keeping(&pool, 0);
             bot.begin(Seat::One, &time()).unwrap();
             pids.push(bot.process.as_ref().map(BotProcess::pid));
             bot.select_move(&TicTacToe::new()).unwrap();
@@ -520,8 +521,7 @@ mod tests {
         spec.reuse = true;
         let pool = ProcessPool::new(4);
         for seed in 0..3 {
-            let mut bot =
-                ExternalBot::<TicTacToe>::new(spec.clone(), time(), seed).keeping(&pool, 0);
+            let mut bot = ExternalBot::<TicTacToe>::new(spec.clone(), time(), seed).keeping(&pool, 0);
             bot.begin(Seat::One, &time()).unwrap();
             let mv = bot.select_move(&TicTacToe::new());
             assert!(mv.is_ok(), "game {seed}: {mv:?}");

@@ -271,9 +271,6 @@ mod tests {
         let (r, _) = run("begin tictactoe 1 1000\nbegin uttt 1 1000\n", "random");
         assert!(r.unwrap_err().to_string().contains("changed the game"));
         let (r, _) = run("", "random");
-        assert!(r
-            .unwrap_err()
-            .to_string()
-            .contains("before saying anything"));
+        assert!(r.unwrap_err().to_string().contains("before saying anything"));
     }
 }

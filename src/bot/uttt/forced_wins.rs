@@ -151,4 +151,3 @@ fn print_forced_wins() {
         }
     }
 }
-

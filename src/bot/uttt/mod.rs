@@ -372,9 +372,19 @@ mod tests {
 
     #[test]
     fn games_with_tree_reuse_replay_exactly() {
-        let game = |seed: u64| {
+        // A harness time limit (here a tiny one) does not touch an
+        // iteration budget: the games replay exactly with or without it.
+        let game = |seed: u64, limit: Option<u64>| {
             let mut a = bot("optimal", "iters=400", seed);
             let mut b = bot("optimal", "iters=400", seed + 1);
+            if let Some(ms) = limit {
+                let time = TimeControl {
+                    move_ms: ms,
+                    startup_ms: 0,
+                };
+                a.begin(Seat::One, &time).unwrap();
+                b.begin(Seat::Two, &time).unwrap();
+            }
             let mut p = Uttt::new();
             let mut moves = Vec::new();
             while !p.is_over() {
@@ -389,7 +399,8 @@ mod tests {
             }
             moves
         };
-        assert_eq!(game(9), game(9));
+        assert_eq!(game(9, None), game(9, None));
+        assert_eq!(game(9, None), game(9, Some(1)));
     }
 
     #[test]
