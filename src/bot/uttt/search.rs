@@ -355,16 +355,15 @@ impl Mcts {
         let range = self.children(idx);
         let c_log = self.config.exploration * (parent.visits.max(1) as f32).ln().sqrt();
         let w = self.config.prior_weight;
-        let fpu = match self.config.fpu_reduction {
-            None => None,
-            Some(r) => Some(if parent.visits > 0 {
-                // The parent's mean is for the player who moved into it;
-                // its children are the other player's moves.
+        // The parent's mean is for the player who moved into it; its
+        // children are the other player's moves.
+        let fpu = self.config.fpu_reduction.map(|r| {
+            if parent.visits > 0 {
                 1.0 - parent.reward / parent.visits as f32 - r
             } else {
                 0.5 - r
-            }),
-        };
+            }
+        });
         let mut best = NONE;
         let mut best_score = f32::NEG_INFINITY;
         for i in range.clone() {
