@@ -96,7 +96,9 @@ fn the_positions_have_the_stated_distance() {
 fn optimal_keeps_every_forced_win() {
     for (i, (pos, plies)) in positions().into_iter().enumerate() {
         let cfg = SearchConfig {
-            iterations: 10_000,
+            // The search stops once the root is proven: the hardest of
+            // these takes about 11 000 iterations.
+            iterations: 50_000,
             ..SearchConfig::optimal()
         };
         let mut m = Mcts::new(cfg, i as u64);
@@ -150,4 +152,22 @@ fn print_forced_wins() {
             }
         }
     }
+}
+
+#[test]
+fn a_timed_search_stops_once_the_win_is_proven() {
+    let (pos, _) = positions()
+        .into_iter()
+        .find(|(_, plies)| *plies == 3)
+        .expect("a win in 3 plies");
+    let cfg = SearchConfig {
+        iterations: u32::MAX,
+        time: Some(std::time::Duration::from_millis(2000)),
+        ..SearchConfig::optimal()
+    };
+    let mut m = Mcts::new(cfg, 1);
+    assert!(m.search(&pos).is_some());
+    let s = m.stats();
+    assert!(s.proven, "{s:?}");
+    assert!(s.elapsed < std::time::Duration::from_millis(500), "{s:?}");
 }

@@ -491,6 +491,9 @@ impl Mcts {
             self.nodes.push(Node::leaf(moves[0], 0.0));
         }
         self.tree_root = Some(*root);
+        // The iteration rate for the early stop is measured from here, past
+        // the tree reuse's copy.
+        let looping = Instant::now();
         let mut done = 0;
         while done < self.config.iterations && self.nodes[0].proof == Proof::Unknown {
             if done % CLOCK_EVERY == 0 {
@@ -499,7 +502,8 @@ impl Mcts {
                     if now >= d {
                         break;
                     }
-                    if self.config.early_stop && done > 0 && self.settled(done, now, started, d) {
+                    if self.config.early_stop && done >= 256 && self.settled(done, now, looping, d)
+                    {
                         break;
                     }
                 }
@@ -519,8 +523,8 @@ impl Mcts {
     /// Whether the move to play can no longer change before `deadline`:
     /// one move is left that is not proven lost, or the most visited move
     /// leads the next by more visits than the iterations left at the rate
-    /// so far.
-    fn settled(&self, done: u32, now: Instant, started: Instant, deadline: Instant) -> bool {
+    /// since `looping` (the loop's start).
+    fn settled(&self, done: u32, now: Instant, looping: Instant, deadline: Instant) -> bool {
         if !self.nodes[0].expanded {
             return false;
         }
@@ -546,7 +550,7 @@ impl Mcts {
         if alive <= 1 {
             return true;
         }
-        let spent = now.duration_since(started).as_secs_f64();
+        let spent = now.duration_since(looping).as_secs_f64();
         let left = deadline.duration_since(now).as_secs_f64();
         let rate = done as f64 / spent.max(1e-6);
         (first - second) as f64 > rate * left
