@@ -1,23 +1,41 @@
-//! UTTT strength: `optimal` against the plain `uct` baseline (random
-//! rollouts, no solver) at the same iteration budget per move, in paired
-//! games (two random opening plies per pair, each engine playing both seats
-//! from them). Target: optimal scores >= 90 %.
+//! UTTT strength: `optimal` against an opponent at fixed iteration budgets
+//! per move, in paired games (random opening plies per pair, each engine
+//! playing both seats from them). Iteration budgets make the results
+//! independent of speed and machine load; to compare at equal time, give
+//! each engine the iterations it runs in that time (`UTTT_OPP_ITERS`).
+//!
+//! Opponents (`UTTT_OPPONENT`): `baseline` (default), the engine as it was
+//! before issue 20 (benches/support/uttt_baseline.rs), and `uct`, plain UCT
+//! with random rollouts.
 //!
 //! Run: `cargo bench --bench uttt_strength`; environment variables
-//! `UTTT_ITERS` (iterations per move, default 2000), `UTTT_GAMES` (even,
-//! default 200) and `UTTT_THREADS` (default: the number of cores); for
-//! tuning, `UTTT_C_PERCENT` (optimal's exploration constant times 100) and
-//! `UTTT_PLAYOUT_RANDOM` (its share of random playout moves, per mille).
+//! `UTTT_ITERS` (optimal's iterations per move, default 2000),
+//! `UTTT_OPP_ITERS` (the opponent's, default the same), `UTTT_GAMES` (even,
+//! default 200), `UTTT_PLIES` (random opening plies, default 2),
+//! `UTTT_SEED` (first pair's seed, default 0) and `UTTT_THREADS` (default:
+//! the number of cores). Tuning knobs for optimal: `UTTT_C_PERCENT`
+//! (exploration constant x 100), `UTTT_PLAYOUT_RANDOM` (random playout moves
+//! per mille), `UTTT_PRIOR_PERCENT` (progressive-bias weight x 100),
+//! `UTTT_FPU_PERCENT` (first-play urgency reduction x 100, or `none`),
+//! `UTTT_EVAL_PERCENT` (weight of the evaluation in the playout cut-off x 100)
+//! and `UTTT_CUTOFF` (playout plies before the cut-off, 0 for none),
+//! `UTTT_PRIOR_WEIGHTS` (the six feature weights of the prior, comma
+//! separated). `UTTT_SPEED=1` measures iterations per second of both
+//! engines instead (the ratio converts equal time to iteration budgets).
 //! The results do not depend on the number of threads.
 //! A benchmark, not a test: it takes a minute or more.
+
+#[path = "support/uttt_baseline.rs"]
+mod baseline;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use baseline::{BaselineConfig, BaselineMcts};
 use comfy_table::Table;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use referee::bot::uttt::{Mcts, SearchConfig};
+use referee::bot::uttt::{Mcts, PriorWeights, SearchConfig};
 use referee::game::{Game, Seat, Uttt, UtttMove};
 use referee::standings::{elo_interval, Wdl};
 
@@ -31,39 +49,103 @@ fn env_u64(name: &str, default: u64) -> u64 {
     }
 }
 
+fn env_percent(name: &str, default: f32) -> f32 {
+    env_u64(name, (default * 100.0).round() as u64) as f32 / 100.0
+}
+
+/// Optimal's configuration: the defaults with the knobs of the environment.
+fn ours(iters: u32) -> SearchConfig {
+    let base = SearchConfig::optimal();
+    let fpu = match std::env::var("UTTT_FPU_PERCENT").as_deref() {
+        Err(_) => base.fpu_reduction,
+        Ok("none") => None,
+        Ok(_) => Some(env_percent("UTTT_FPU_PERCENT", 0.0)),
+    };
+    let mut prior = base.prior;
+    if let Ok(v) = std::env::var("UTTT_PRIOR_WEIGHTS") {
+        let w: Vec<f32> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+        if let [a, b, c, d, e, f] = w[..] {
+            prior = PriorWeights {
+                win_board: a,
+                block: b,
+                threat: c,
+                send_free: d,
+                send_win: e,
+                send_loss: f,
+            };
+        } else {
+            eprintln!("UTTT_PRIOR_WEIGHTS='{v}': expected 6 numbers");
+            std::process::exit(2);
+        }
+    }
+    SearchConfig {
+        iterations: iters,
+        prior,
+        exploration: env_percent("UTTT_C_PERCENT", base.exploration),
+        playout_random_permille: env_u64("UTTT_PLAYOUT_RANDOM", base.playout_random_permille as u64)
+            as u32,
+        prior_weight: env_percent("UTTT_PRIOR_PERCENT", base.prior_weight),
+        fpu_reduction: fpu,
+        eval_weight: env_percent("UTTT_EVAL_PERCENT", base.eval_weight),
+        cutoff_plies: env_u64("UTTT_CUTOFF", base.cutoff_plies as u64) as u32,
+        ..base
+    }
+}
+
+enum Engine {
+    Ours(Mcts),
+    Baseline(BaselineMcts),
+}
+
+impl Engine {
+    fn search(&mut self, pos: &Uttt) -> Option<UtttMove> {
+        match self {
+            Engine::Ours(m) => m.search(pos),
+            Engine::Baseline(m) => m.search(pos),
+        }
+    }
+
+    fn iterations(&self) -> u32 {
+        match self {
+            Engine::Ours(m) => m.stats().iterations,
+            Engine::Baseline(m) => m.stats().iterations,
+        }
+    }
+}
+
+fn opponent(kind: &str, iters: u32, seed: u64) -> Engine {
+    match kind {
+        "uct" => Engine::Ours(Mcts::new(
+            SearchConfig {
+                iterations: iters,
+                ..SearchConfig::plain_uct()
+            },
+            seed,
+        )),
+        _ => Engine::Baseline(BaselineMcts::new(
+            BaselineConfig {
+                iterations: iters,
+                ..BaselineConfig::optimal()
+            },
+            seed,
+        )),
+    }
+}
+
 /// One game from `opening`; returns optimal's points.
-fn game(opening: &[UtttMove], optimal_seat: Seat, iters: u32, seed: u64) -> f64 {
+fn game(opening: &[UtttMove], optimal_seat: Seat, cfg: (&str, u32, u32), seed: u64) -> f64 {
+    let (kind, iters, opp_iters) = cfg;
     let mut pos = Uttt::new();
     for &mv in opening {
         pos.play_unchecked(mv);
     }
-    let base = SearchConfig::optimal();
-    let mut optimal = Mcts::new(
-        SearchConfig {
-            iterations: iters,
-            exploration: env_u64("UTTT_C_PERCENT", (base.exploration * 100.0).round() as u64)
-                as f32
-                / 100.0,
-            playout_random_permille: env_u64(
-                "UTTT_PLAYOUT_RANDOM",
-                base.playout_random_permille as u64,
-            ) as u32,
-            ..base
-        },
-        seed,
-    );
-    let mut uct = Mcts::new(
-        SearchConfig {
-            iterations: iters,
-            ..SearchConfig::plain_uct()
-        },
-        seed ^ 0x9e37_79b9,
-    );
+    let mut optimal = Engine::Ours(Mcts::new(ours(iters), seed));
+    let mut other = opponent(kind, opp_iters, seed ^ 0x9e37_79b9);
     while pos.outcome().is_none() {
         let engine = if pos.to_move() == optimal_seat {
             &mut optimal
         } else {
-            &mut uct
+            &mut other
         };
         match engine.search(&pos) {
             Some(mv) => pos.play_unchecked(mv),
@@ -73,13 +155,69 @@ fn game(opening: &[UtttMove], optimal_seat: Seat, iters: u32, seed: u64) -> f64 
     pos.outcome().map_or(0.5, |o| o.points(optimal_seat))
 }
 
+/// Iterations per second of optimal (with the environment's knobs) and of
+/// the opponent, over positions from 0 to 50 random plies, measured in
+/// turns so that machine load falls on both alike.
+fn speed(kind: &str) {
+    let mut rng = SmallRng::seed_from_u64(7);
+    let mut positions = Vec::new();
+    while positions.len() < 24 {
+        let mut p = Uttt::new();
+        let plies = 2 * positions.len();
+        for _ in 0..plies {
+            if let Some(mv) = p.random_move(&mut rng) {
+                p.play_unchecked(mv);
+            }
+        }
+        if !p.is_over() {
+            positions.push(p);
+        }
+    }
+    let iters = env_u64("UTTT_ITERS", 20_000) as u32;
+    let (mut t_ours, mut t_opp) = (0f64, 0f64);
+    let (mut n_ours, mut n_opp) = (0f64, 0f64);
+    for round in 0..3u64 {
+        for (k, p) in positions.iter().enumerate() {
+            let seed = round * 100 + k as u64;
+            let start = std::time::Instant::now();
+            let mut e = Engine::Ours(Mcts::new(ours(iters), seed));
+            std::hint::black_box(e.search(p));
+            t_ours += start.elapsed().as_secs_f64();
+            n_ours += e.iterations() as f64;
+            let start = std::time::Instant::now();
+            let mut e = opponent(kind, iters, seed);
+            std::hint::black_box(e.search(p));
+            t_opp += start.elapsed().as_secs_f64();
+            n_opp += e.iterations() as f64;
+        }
+    }
+    let (r_ours, r_opp) = (n_ours / t_ours, n_opp / t_opp);
+    println!(
+        "iterations/s: optimal {r_ours:.0}, {kind} {r_opp:.0}, ratio {:.3}",
+        r_ours / r_opp
+    );
+}
+
 fn main() {
+    if std::env::var("UTTT_SPEED").is_ok() {
+        let kind = std::env::var("UTTT_OPPONENT").unwrap_or_else(|_| "baseline".into());
+        speed(&kind);
+        return;
+    }
     let iters = env_u64("UTTT_ITERS", 2000).clamp(1, u32::MAX as u64) as u32;
+    let opp_iters = env_u64("UTTT_OPP_ITERS", iters as u64).clamp(1, u32::MAX as u64) as u32;
+    let kind = std::env::var("UTTT_OPPONENT").unwrap_or_else(|_| "baseline".into());
+    if kind != "baseline" && kind != "uct" {
+        eprintln!("UTTT_OPPONENT='{kind}': expected baseline or uct");
+        std::process::exit(2);
+    }
     let games = env_u64("UTTT_GAMES", 200).max(2) / 2 * 2;
+    let plies = env_u64("UTTT_PLIES", 2);
+    let first_seed = env_u64("UTTT_SEED", 0);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     let threads = env_u64("UTTT_THREADS", cores).max(1);
     let next_pair = AtomicU64::new(0);
-    let results = Mutex::new(Vec::new());
+    let results = Mutex::new(Wdl::default());
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
@@ -87,29 +225,36 @@ fn main() {
                 if pair >= games / 2 {
                     break;
                 }
-                let mut rng = SmallRng::seed_from_u64(pair);
+                let seed = first_seed + pair;
+                let mut rng = SmallRng::seed_from_u64(seed);
                 let mut p = Uttt::new();
                 let mut opening = Vec::new();
-                for _ in 0..2 {
+                for _ in 0..plies {
                     if let Some(mv) = p.random_move(&mut rng) {
                         opening.push(mv);
                         p.play_unchecked(mv);
                     }
                 }
-                let a = game(&opening, Seat::One, iters, pair * 2);
-                let b = game(&opening, Seat::Two, iters, pair * 2 + 1);
+                let cfg = (kind.as_str(), iters, opp_iters);
+                let a = game(&opening, Seat::One, cfg, seed * 2);
+                let b = game(&opening, Seat::Two, cfg, seed * 2 + 1);
                 if let Ok(mut r) = results.lock() {
-                    r.push((pair, a, b));
+                    r.add(a);
+                    r.add(b);
+                    eprint!(
+                        "\r{} games: +{} ={} -{}, score {:.3}   ",
+                        r.games(),
+                        r.wins,
+                        r.draws,
+                        r.losses,
+                        r.score()
+                    );
                 }
             });
         }
     });
-    let results = results.into_inner().unwrap_or_default();
-    let mut wdl = Wdl::default();
-    for &(_, a, b) in &results {
-        wdl.add(a);
-        wdl.add(b);
-    }
+    eprintln!();
+    let wdl = results.into_inner().unwrap_or_default();
     let (elo, lo, hi) = elo_interval(&wdl);
     let mut table = Table::new();
     table.set_header(vec![
@@ -121,8 +266,12 @@ fn main() {
         "Elo (95 % interval)",
     ]);
     table.add_row(vec![
-        "uct (plain UCT, random rollouts)".to_string(),
-        iters.to_string(),
+        if kind == "uct" {
+            "uct (plain UCT, random rollouts)".to_string()
+        } else {
+            "baseline (optimal before issue 20)".to_string()
+        },
+        format!("{iters} vs {opp_iters}"),
         wdl.games().to_string(),
         format!("{} / {} / {}", wdl.wins, wdl.draws, wdl.losses),
         format!("{:.1} %", 100.0 * wdl.score()),

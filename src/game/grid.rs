@@ -15,7 +15,7 @@ pub(crate) const LINES: [u16; 8] = [
 ];
 
 /// All nine cells.
-pub(crate) const FULL: u16 = 0x1ff;
+pub const FULL: u16 = 0x1ff;
 
 /// `LINE_TABLE[m]`: whether the 9-bit mask `m` holds a line. A table lookup
 /// is the fastest test on the playout hot paths of all three games.

@@ -52,7 +52,7 @@ const fn threat_table() -> [u16; 512] {
 /// Cells that would complete a line for a player holding `mask`; mask the
 /// result with the board's empty cells to get the playable winning cells.
 #[inline(always)]
-pub(crate) fn threats(mask: u16) -> u16 {
+pub fn threats(mask: u16) -> u16 {
     THREATS[(mask & FULL) as usize]
 }
 
@@ -162,7 +162,7 @@ impl Uttt {
 
     /// Boards the mover may play in, as a 9-bit mask (0 when the game is over).
     #[inline]
-    pub(crate) fn playable_boards(&self) -> u16 {
+    pub fn playable_boards(&self) -> u16 {
         if self.is_decided() {
             0
         } else if self.forced < 9 {

@@ -1,27 +1,28 @@
-//! UTTT bots: `greedy` (one-ply rules), `optimal` (MCTS-Solver with informed
-//! playouts) and `uct` (plain UCT with random rollouts, the baseline the
-//! engine is measured against).
-//!
-//! The search is reproducible: with an iteration budget and a seed it makes
-//! the same moves on every run. A time budget (`time_ms`) is optional.
+//! The `optimal` UTTT engine as it was at commit 352cdeb (before issue 20),
+//! frozen here so that the benchmarks can play today's engine against it in
+//! one process at equal iteration budgets. Not part of the library: a copy
+//! of src/bot/uttt.rs's search, with its private helpers inlined.
+
+#![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use referee::game::grid::FULL;
+use referee::game::uttt::{line, threats};
+use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
 
-use super::{
-    maker, no_move_forfeit, plain, Bot, BotError, Builtin, BuiltinBots, Params, RandomBot, RuleBot,
-};
-use crate::game::grid::{nth_set_bit, winning_cells, FULL};
-use crate::game::uttt::{line, threats, Uttt, UtttMove};
-use crate::game::{Game, MoveList, Outcome, Seat};
-use crate::record::Forfeit;
+fn nth_set_bit(mut bits: u32, n: u32) -> u32 {
+    for _ in 0..n {
+        bits &= bits - 1;
+    }
+    bits.trailing_zeros()
+}
 
-/// Moves of `pos` that win the game at once.
-fn game_winning_moves(pos: &Uttt) -> MoveList<UtttMove> {
+fn game_winning_moves(pos: &Uttt) -> Vec<UtttMove> {
     let me = pos.to_move();
-    let mut out = MoveList::new();
+    let mut out = Vec::new();
     for mv in pos.legal_moves() {
         let b = mv.board() as usize;
         let after = pos.cells(me, b) | 1 << mv.cell();
@@ -30,82 +31,6 @@ fn game_winning_moves(pos: &Uttt) -> MoveList<UtttMove> {
         }
     }
     out
-}
-
-/// Moves of `pos` that win a local board.
-fn board_winning_moves(pos: &Uttt) -> MoveList<UtttMove> {
-    let me = pos.to_move();
-    pos.legal_moves()
-        .into_iter()
-        .filter(|mv| line(pos.cells(me, mv.board() as usize) | 1 << mv.cell()))
-        .collect()
-}
-
-/// Whether the player to move in `pos` can win a local board at once.
-fn mover_can_win_a_board(pos: &Uttt) -> bool {
-    let me = pos.to_move();
-    let mut bs = pos.playable_boards();
-    while bs != 0 {
-        let b = bs.trailing_zeros() as usize;
-        bs &= bs - 1;
-        if winning_cells(pos.cells(me, b), pos.empty(b)) != 0 {
-            return true;
-        }
-    }
-    false
-}
-
-/// One-ply rules a beginner would write: win the game, else win a local
-/// board, else block the opponent's local win, else avoid sending the
-/// opponent to a board where they can win at once or to a free choice;
-/// random among equals.
-pub struct Greedy;
-
-impl Greedy {
-    /// A greedy bot seeded by `seed`.
-    pub fn bot(seed: u64) -> RuleBot<Uttt> {
-        RuleBot::new("greedy", Self::candidates, seed)
-    }
-
-    /// The moves the rules allow in `pos`, all equally good to them.
-    pub fn candidates(pos: &Uttt) -> MoveList<UtttMove> {
-        let wins = game_winning_moves(pos);
-        if !wins.is_empty() {
-            return wins;
-        }
-        let local = board_winning_moves(pos);
-        if !local.is_empty() {
-            return local;
-        }
-        let me = pos.to_move();
-        let them = me.other();
-        let moves = pos.legal_moves();
-        let blocks: MoveList<UtttMove> = moves
-            .iter()
-            .copied()
-            .filter(|mv| {
-                let b = mv.board() as usize;
-                line(pos.cells(them, b) | 1 << mv.cell())
-            })
-            .collect();
-        if !blocks.is_empty() {
-            return blocks;
-        }
-        let safe: MoveList<UtttMove> = moves
-            .iter()
-            .copied()
-            .filter(|&mv| {
-                let mut next = *pos;
-                next.play_unchecked(mv);
-                next.forced().is_some() && !mover_can_win_a_board(&next)
-            })
-            .collect();
-        if safe.is_empty() {
-            moves
-        } else {
-            safe
-        }
-    }
 }
 
 /// A proven game value, from the point of view of the player who made the
@@ -132,7 +57,7 @@ struct Node {
 
 /// How the search runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SearchConfig {
+pub struct BaselineConfig {
     /// Iterations per move (the default budget: reproducible).
     pub iterations: u32,
     /// Optional wall-time budget per move; the search stops at whichever
@@ -153,10 +78,10 @@ pub struct SearchConfig {
     pub playout_random_permille: u32,
 }
 
-impl SearchConfig {
+impl BaselineConfig {
     /// The `optimal` engine's defaults.
     pub fn optimal() -> Self {
-        SearchConfig {
+        BaselineConfig {
             iterations: 20_000,
             time: None,
             exploration: 0.5,
@@ -169,7 +94,7 @@ impl SearchConfig {
 
     /// Plain UCT: random rollouts, no solver.
     pub fn plain_uct() -> Self {
-        SearchConfig {
+        BaselineConfig {
             iterations: 20_000,
             time: None,
             exploration: std::f32::consts::SQRT_2,
@@ -193,8 +118,8 @@ pub struct SearchStats {
 }
 
 /// A Monte Carlo tree search over UTTT positions.
-pub struct Mcts {
-    config: SearchConfig,
+pub struct BaselineMcts {
+    config: BaselineConfig,
     rng: SmallRng,
     nodes: Vec<Node>,
     /// The position at the root of `nodes`, kept for tree reuse.
@@ -202,10 +127,10 @@ pub struct Mcts {
     last: SearchStats,
 }
 
-impl Mcts {
+impl BaselineMcts {
     /// A search with `config`, its randomness seeded by `seed`.
-    pub fn new(config: SearchConfig, seed: u64) -> Self {
-        Mcts {
+    pub fn new(config: BaselineConfig, seed: u64) -> Self {
+        BaselineMcts {
             config,
             rng: SmallRng::seed_from_u64(seed),
             nodes: Vec::new(),
@@ -614,369 +539,5 @@ impl Mcts {
             .max_by_key(|&i| self.nodes[i].visits)
             .or_else(|| range.clone().max_by_key(|&i| self.nodes[i].visits));
         pick.map(|i| self.nodes[i].mv)
-    }
-}
-
-/// A bot that runs an [`Mcts`] search for every move.
-pub struct SearchBot {
-    name: &'static str,
-    search: Mcts,
-}
-
-impl SearchBot {
-    /// A bot named `name` searching with `config`, seeded by `seed`.
-    pub fn new(name: &'static str, config: SearchConfig, seed: u64) -> Self {
-        SearchBot {
-            name,
-            search: Mcts::new(config, seed),
-        }
-    }
-
-    /// Statistics of the last search.
-    pub fn stats(&self) -> SearchStats {
-        self.search.stats()
-    }
-}
-
-impl Bot<Uttt> for SearchBot {
-    fn name(&self) -> &str {
-        self.name
-    }
-
-    fn select_move(&mut self, pos: &Uttt) -> Result<UtttMove, Forfeit> {
-        self.search.search(pos).ok_or_else(|| no_move_forfeit(pos))
-    }
-}
-
-fn search_config(base: SearchConfig, params: &Params) -> Result<SearchConfig, BotError> {
-    params.only(&["iters", "time_ms", "c"])?;
-    let mut cfg = base;
-    cfg.iterations = params.get("iters", cfg.iterations)?;
-    if cfg.iterations == 0 {
-        return Err(BotError("parameter 'iters' must be at least 1".into()));
-    }
-    if let Some(ms) = params.opt::<u64>("time_ms")? {
-        if ms == 0 {
-            return Err(BotError("parameter 'time_ms' must be at least 1".into()));
-        }
-        cfg.time = Some(Duration::from_millis(ms));
-        // With a time budget the iteration cap is lifted unless given.
-        if params.opt::<u32>("iters")?.is_none() {
-            cfg.iterations = u32::MAX;
-        }
-    }
-    cfg.exploration = params.get("c", cfg.exploration)?;
-    if !(cfg.exploration.is_finite() && cfg.exploration >= 0.0) {
-        return Err(BotError("parameter 'c' must be a number >= 0".into()));
-    }
-    Ok(cfg)
-}
-
-impl BuiltinBots for Uttt {
-    const BUILTINS: &'static [Builtin<Self>] = &[
-        Builtin {
-            name: "random",
-            description: "uniform among legal moves",
-            params: &[],
-            prepare: |p| plain(p, RandomBot::<Uttt>::new),
-        },
-        Builtin {
-            name: "greedy",
-            description: "win, else win a board, else block, else a safe send",
-            params: &[],
-            prepare: |p| plain(p, Greedy::bot),
-        },
-        Builtin {
-            name: "optimal",
-            description: "MCTS-Solver with informed playouts (the strongest engine here)",
-            params: &[
-                "iters=20000: iterations per move (reproducible)",
-                "time_ms=N: wall-time budget per move instead (never overruns it)",
-                "c=0.5: exploration constant",
-            ],
-            prepare: |p| {
-                let cfg = search_config(SearchConfig::optimal(), p)?;
-                Ok(maker(move |seed| SearchBot::new("optimal", cfg, seed)))
-            },
-        },
-        Builtin {
-            name: "uct",
-            description: "plain UCT with random rollouts (the baseline)",
-            params: &[
-                "iters=20000: iterations per move",
-                "time_ms=N: wall-time budget per move",
-                "c=1.414: exploration constant",
-            ],
-            prepare: |p| {
-                let cfg = search_config(SearchConfig::plain_uct(), p)?;
-                Ok(maker(move |seed| SearchBot::new("uct", cfg, seed)))
-            },
-        },
-    ];
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn play(moves: &[(u8, u8)]) -> Uttt {
-        let mut p = Uttt::new();
-        for &(b, c) in moves {
-            p.play(UtttMove::new(b, c).unwrap()).unwrap();
-        }
-        p
-    }
-
-    fn bot(name: &str, params: &str, seed: u64) -> Box<dyn Bot<Uttt>> {
-        crate::bot::BuiltinSpec::parse(&format!("{name}:{params}"))
-            .prepare::<Uttt>()
-            .unwrap()
-            .make::<Uttt>(seed)
-            .unwrap()
-    }
-
-    #[test]
-    fn search_is_reproducible_with_a_seed() {
-        let p = play(&[(4, 4), (4, 0)]);
-        let a: Vec<UtttMove> = (0..3)
-            .map(|_| bot("optimal", "iters=2000", 7).select_move(&p).unwrap())
-            .collect();
-        assert!(a.windows(2).all(|w| w[0] == w[1]), "{a:?}");
-    }
-
-    #[test]
-    fn optimal_takes_an_immediate_global_win() {
-        // X has boards 0 and 1, and two in a row in board 2, where it is sent.
-        let text = [
-            "XXX.OO...",
-            "XXXOO....",
-            "XX.......",
-            "..O......",
-            ".........",
-            "O........",
-            "........O",
-            "....O....",
-            ".........",
-        ]
-        .concat()
-            + "/2/XX.......";
-        let p: Uttt = match text.parse() {
-            Ok(p) => p,
-            Err(e) => panic!("{text}: {e}"),
-        };
-        let mv = bot("optimal", "iters=200", 1).select_move(&p).unwrap();
-        assert_eq!(mv, UtttMove::new(2, 2).unwrap());
-    }
-
-    #[test]
-    fn bots_only_play_legal_moves() {
-        let mut rng = crate::seed::rng(3);
-        for name in ["random", "greedy", "optimal", "uct"] {
-            let mut b = bot(
-                name,
-                if name == "optimal" || name == "uct" {
-                    "iters=300"
-                } else {
-                    ""
-                },
-                2,
-            );
-            for _ in 0..6 {
-                let mut p = Uttt::new();
-                while !p.is_over() {
-                    let mv = if p.ply().is_multiple_of(2) {
-                        b.select_move(&p).unwrap()
-                    } else {
-                        p.random_move(&mut rng).unwrap()
-                    };
-                    assert!(p.is_legal(mv), "{name} played {mv} in {p}");
-                    p.play_unchecked(mv);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn greedy_follows_its_rules() {
-        // X to move in board 0 with two in a row there: the local win.
-        let text = [
-            "XX..O....",
-            "O........",
-            ".........",
-            "X........",
-            ".........",
-            "...O.....",
-            ".........",
-            ".........",
-            ".........",
-        ]
-        .concat()
-            + "/0/.........";
-        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
-        assert_eq!(
-            Greedy::candidates(&p).as_slice(),
-            &[UtttMove::new(0, 2).unwrap()]
-        );
-        // With no win or block, greedy never sends the opponent to a free
-        // choice or to a board the opponent wins at once.
-        let p = play(&[(4, 4)]);
-        for mv in Greedy::candidates(&p) {
-            let mut n = p;
-            n.play_unchecked(mv);
-            assert!(n.forced().is_some());
-            assert!(!mover_can_win_a_board(&n));
-        }
-    }
-
-    #[test]
-    fn optimal_beats_random_and_greedy() {
-        let mut score = 0.0;
-        let games = 10;
-        for g in 0..games {
-            let mut opt = bot("optimal", "iters=1500", g);
-            let mut other = bot(if g % 4 < 2 { "random" } else { "greedy" }, "", g);
-            let seat = if g % 2 == 0 { Seat::One } else { Seat::Two };
-            let mut p = Uttt::new();
-            while !p.is_over() {
-                let mv = if p.to_move() == seat {
-                    opt.select_move(&p).unwrap()
-                } else {
-                    other.select_move(&p).unwrap()
-                };
-                p.play_unchecked(mv);
-            }
-            score += p.outcome().unwrap().points(seat);
-        }
-        assert!(score >= 9.0, "optimal scored {score}/{games}");
-    }
-
-    #[test]
-    fn tree_reuse_keeps_the_subtree_two_plies_down() {
-        let p = play(&[(4, 4), (4, 0)]);
-        let mut m = Mcts::new(SearchConfig::optimal(), 5);
-        m.config.iterations = 3000;
-        let mv = m.search(&p).unwrap();
-        let child = m
-            .children(0)
-            .find(|&i| m.nodes[i].mv == mv)
-            .expect("the chosen move is a root child");
-        let reply = m
-            .children(child)
-            .max_by_key(|&i| m.nodes[i].visits)
-            .expect("the chosen move was expanded");
-        let (reply_mv, reply_visits) = (m.nodes[reply].mv, m.nodes[reply].visits);
-        let mut next = p;
-        next.play_unchecked(mv);
-        next.play_unchecked(reply_mv);
-        assert!(m.reroot(&next));
-        assert_eq!(m.nodes[0].visits, reply_visits);
-        // Every kept child is a legal move of the new root.
-        for i in m.children(0) {
-            assert!(next.is_legal(m.nodes[i].mv));
-        }
-        // A position not below the old root starts a fresh tree.
-        assert!(!m.reroot(&play(&[(0, 0)])));
-    }
-
-    #[test]
-    fn games_with_tree_reuse_replay_exactly() {
-        let game = |seed: u64| {
-            let mut a = bot("optimal", "iters=400", seed);
-            let mut b = bot("optimal", "iters=400", seed + 1);
-            let mut p = Uttt::new();
-            let mut moves = Vec::new();
-            while !p.is_over() {
-                let bot = if p.ply().is_multiple_of(2) {
-                    &mut a
-                } else {
-                    &mut b
-                };
-                let mv = bot.select_move(&p).unwrap();
-                moves.push(mv);
-                p.play_unchecked(mv);
-            }
-            moves
-        };
-        assert_eq!(game(9), game(9));
-    }
-
-    #[test]
-    fn playouts_take_a_game_win_on_a_free_move() {
-        // X has boards 0 and 1 and two in a row on board 2; the move is free
-        // (board 5, where the last move sent X, is full).
-        let text = [
-            "XXX.OO...",
-            "XXXOO....",
-            "XX.......",
-            "..O......",
-            ".........",
-            "XOXXOOOXX",
-            "........O",
-            "O...O....",
-            "O........",
-        ]
-        .concat()
-            + "/9/XX...=...";
-        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
-        let mut m = Mcts::new(SearchConfig::optimal(), 3);
-        for _ in 0..20 {
-            assert_eq!(m.informed_move(&p), UtttMove::new(2, 2));
-        }
-    }
-
-    #[test]
-    fn playouts_avoid_sending_to_an_opponent_win() {
-        // X to move in board 4; O threatens a win on boards 0 and 2, and
-        // board 8 is closed: cells 0, 2 and 8 are avoided.
-        let text = [
-            "OO.......",
-            ".........",
-            "O.O.O....",
-            "X........",
-            ".........",
-            "X........",
-            ".........",
-            ".........",
-            "XXX......",
-        ]
-        .concat()
-            + "/4/........X";
-        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
-        let greedy_only = SearchConfig {
-            playout_random_permille: 0,
-            ..SearchConfig::optimal()
-        };
-        let mut m = Mcts::new(greedy_only, 4);
-        for _ in 0..200 {
-            let mv = m.informed_move(&p).unwrap();
-            assert_eq!(mv.board(), 4);
-            assert!(![0, 2, 8].contains(&mv.cell()), "{mv}");
-        }
-        // With the default share of random moves (1 in 4), a random cell of
-        // board 4 is one of the 3 avoided ones 1 time in 12.
-        let mut m = Mcts::new(SearchConfig::optimal(), 4);
-        let avoided = (0..4000)
-            .filter(|_| {
-                let mv = m.informed_move(&p).unwrap();
-                assert_eq!(mv.board(), 4);
-                [0, 2, 8].contains(&mv.cell())
-            })
-            .count();
-        assert!((200..500).contains(&avoided), "{avoided} of 4000");
-    }
-
-    #[test]
-    fn bad_parameters_are_named() {
-        let e = |p: &str| {
-            crate::bot::BuiltinSpec::parse(&format!("optimal:{p}"))
-                .prepare::<Uttt>()
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default()
-        };
-        assert!(e("iters=0").contains("iters"));
-        assert!(e("depth=3").contains("unknown parameter 'depth'"));
-        assert!(e("c=x").contains("'c'"));
-        assert!(e("time_ms=0").contains("time_ms"));
     }
 }

@@ -1,0 +1,404 @@
+//! UTTT bots: `greedy` (one-ply rules), `optimal` (MCTS-Solver with a
+//! fading heuristic prior and informed playouts) and `uct` (plain UCT with
+//! random rollouts, the baseline the engine is measured against).
+//!
+//! The search is reproducible: with an iteration budget and a seed it makes
+//! the same moves on every run. A time budget (`time_ms`) is optional.
+
+use std::time::Duration;
+
+use super::{
+    maker, no_move_forfeit, plain, Bot, BotError, Builtin, BuiltinBots, Params, RandomBot,
+    RuleBot, TimeControl,
+};
+use crate::game::grid::winning_cells;
+use crate::game::uttt::{line, Uttt, UtttMove};
+use crate::game::{Game, MoveList, Seat};
+use crate::record::Forfeit;
+
+#[cfg(test)]
+mod forced_wins;
+mod playout;
+mod prior;
+mod search;
+
+pub use prior::PriorWeights;
+pub use search::{Mcts, SearchConfig, SearchStats};
+
+/// Moves of `pos` that win the game at once.
+fn game_winning_moves(pos: &Uttt) -> MoveList<UtttMove> {
+    let me = pos.to_move();
+    let mut out = MoveList::new();
+    for mv in pos.legal_moves() {
+        let b = mv.board() as usize;
+        let after = pos.cells(me, b) | 1 << mv.cell();
+        if line(after) && line(pos.won(me) | 1 << b) {
+            out.push(mv);
+        }
+    }
+    out
+}
+
+/// Moves of `pos` that win a local board.
+fn board_winning_moves(pos: &Uttt) -> MoveList<UtttMove> {
+    let me = pos.to_move();
+    pos.legal_moves()
+        .into_iter()
+        .filter(|mv| line(pos.cells(me, mv.board() as usize) | 1 << mv.cell()))
+        .collect()
+}
+
+/// Whether the player to move in `pos` can win a local board at once.
+fn mover_can_win_a_board(pos: &Uttt) -> bool {
+    let me = pos.to_move();
+    let mut bs = pos.playable_boards();
+    while bs != 0 {
+        let b = bs.trailing_zeros() as usize;
+        bs &= bs - 1;
+        if winning_cells(pos.cells(me, b), pos.empty(b)) != 0 {
+            return true;
+        }
+    }
+    false
+}
+
+/// One-ply rules a beginner would write: win the game, else win a local
+/// board, else block the opponent's local win, else avoid sending the
+/// opponent to a board where they can win at once or to a free choice;
+/// random among equals.
+pub struct Greedy;
+
+impl Greedy {
+    /// A greedy bot seeded by `seed`.
+    pub fn bot(seed: u64) -> RuleBot<Uttt> {
+        RuleBot::new("greedy", Self::candidates, seed)
+    }
+
+    /// The moves the rules allow in `pos`, all equally good to them.
+    pub fn candidates(pos: &Uttt) -> MoveList<UtttMove> {
+        let wins = game_winning_moves(pos);
+        if !wins.is_empty() {
+            return wins;
+        }
+        let local = board_winning_moves(pos);
+        if !local.is_empty() {
+            return local;
+        }
+        let me = pos.to_move();
+        let them = me.other();
+        let moves = pos.legal_moves();
+        let blocks: MoveList<UtttMove> = moves
+            .iter()
+            .copied()
+            .filter(|mv| {
+                let b = mv.board() as usize;
+                line(pos.cells(them, b) | 1 << mv.cell())
+            })
+            .collect();
+        if !blocks.is_empty() {
+            return blocks;
+        }
+        let safe: MoveList<UtttMove> = moves
+            .iter()
+            .copied()
+            .filter(|&mv| {
+                let mut next = *pos;
+                next.play_unchecked(mv);
+                next.forced().is_some() && !mover_can_win_a_board(&next)
+            })
+            .collect();
+        if safe.is_empty() {
+            moves
+        } else {
+            safe
+        }
+    }
+}
+
+/// A bot that runs an [`Mcts`] search for every move.
+pub struct SearchBot {
+    name: &'static str,
+    search: Mcts,
+}
+
+impl SearchBot {
+    /// A bot named `name` searching with `config`, seeded by `seed`.
+    pub fn new(name: &'static str, config: SearchConfig, seed: u64) -> Self {
+        SearchBot {
+            name,
+            search: Mcts::new(config, seed),
+        }
+    }
+
+    /// Statistics of the last search.
+    pub fn stats(&self) -> SearchStats {
+        self.search.stats()
+    }
+}
+
+impl Bot<Uttt> for SearchBot {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn begin(&mut self, _seat: Seat, time: &TimeControl) -> Result<(), Forfeit> {
+        self.search
+            .set_move_limit(Some(Duration::from_millis(time.move_ms)));
+        Ok(())
+    }
+
+    fn select_move(&mut self, pos: &Uttt) -> Result<UtttMove, Forfeit> {
+        self.search.search(pos).ok_or_else(|| no_move_forfeit(pos))
+    }
+}
+
+fn search_config(base: SearchConfig, params: &Params) -> Result<SearchConfig, BotError> {
+    params.only(&["iters", "time_ms", "c"])?;
+    let mut cfg = base;
+    cfg.iterations = params.get("iters", cfg.iterations)?;
+    if cfg.iterations == 0 {
+        return Err(BotError("parameter 'iters' must be at least 1".into()));
+    }
+    if let Some(ms) = params.opt::<u64>("time_ms")? {
+        if ms == 0 {
+            return Err(BotError("parameter 'time_ms' must be at least 1".into()));
+        }
+        cfg.time = Some(Duration::from_millis(ms));
+        // With a time budget the iteration cap is lifted unless given.
+        if params.opt::<u32>("iters")?.is_none() {
+            cfg.iterations = u32::MAX;
+        }
+    }
+    cfg.exploration = params.get("c", cfg.exploration)?;
+    if !(cfg.exploration.is_finite() && cfg.exploration >= 0.0) {
+        return Err(BotError("parameter 'c' must be a number >= 0".into()));
+    }
+    Ok(cfg)
+}
+
+impl BuiltinBots for Uttt {
+    const BUILTINS: &'static [Builtin<Self>] = &[
+        Builtin {
+            name: "random",
+            description: "uniform among legal moves",
+            params: &[],
+            prepare: |p| plain(p, RandomBot::<Uttt>::new),
+        },
+        Builtin {
+            name: "greedy",
+            description: "win, else win a board, else block, else a safe send",
+            params: &[],
+            prepare: |p| plain(p, Greedy::bot),
+        },
+        Builtin {
+            name: "optimal",
+            description: "MCTS-Solver with a fading heuristic prior and informed playouts (the strongest engine here)",
+            params: &[
+                "iters=20000: iterations per move (reproducible)",
+                "time_ms=N: wall-time budget per move instead (stops 2 % before it, 20 ms at most, and inside the harness limit)",
+                "c=0.4: exploration constant",
+            ],
+            prepare: |p| {
+                let cfg = search_config(SearchConfig::optimal(), p)?;
+                Ok(maker(move |seed| SearchBot::new("optimal", cfg, seed)))
+            },
+        },
+        Builtin {
+            name: "uct",
+            description: "plain UCT with random rollouts (the baseline)",
+            params: &[
+                "iters=20000: iterations per move",
+                "time_ms=N: wall-time budget per move",
+                "c=1.414: exploration constant",
+            ],
+            prepare: |p| {
+                let cfg = search_config(SearchConfig::plain_uct(), p)?;
+                Ok(maker(move |seed| SearchBot::new("uct", cfg, seed)))
+            },
+        },
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn play(moves: &[(u8, u8)]) -> Uttt {
+        let mut p = Uttt::new();
+        for &(b, c) in moves {
+            p.play(UtttMove::new(b, c).unwrap()).unwrap();
+        }
+        p
+    }
+
+    fn bot(name: &str, params: &str, seed: u64) -> Box<dyn Bot<Uttt>> {
+        crate::bot::BuiltinSpec::parse(&format!("{name}:{params}"))
+            .prepare::<Uttt>()
+            .unwrap()
+            .make::<Uttt>(seed)
+            .unwrap()
+    }
+
+    #[test]
+    fn search_is_reproducible_with_a_seed() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let a: Vec<UtttMove> = (0..3)
+            .map(|_| bot("optimal", "iters=2000", 7).select_move(&p).unwrap())
+            .collect();
+        assert!(a.windows(2).all(|w| w[0] == w[1]), "{a:?}");
+    }
+
+    #[test]
+    fn optimal_takes_an_immediate_global_win() {
+        // X has boards 0 and 1, and two in a row in board 2, where it is sent.
+        let text = [
+            "XXX.OO...",
+            "XXXOO....",
+            "XX.......",
+            "..O......",
+            ".........",
+            "O........",
+            "........O",
+            "....O....",
+            ".........",
+        ]
+        .concat()
+            + "/2/XX.......";
+        let p: Uttt = match text.parse() {
+            Ok(p) => p,
+            Err(e) => panic!("{text}: {e}"),
+        };
+        let mv = bot("optimal", "iters=200", 1).select_move(&p).unwrap();
+        assert_eq!(mv, UtttMove::new(2, 2).unwrap());
+    }
+
+    #[test]
+    fn bots_only_play_legal_moves() {
+        let mut rng = crate::seed::rng(3);
+        for name in ["random", "greedy", "optimal", "uct"] {
+            let mut b = bot(
+                name,
+                if name == "optimal" || name == "uct" {
+                    "iters=300"
+                } else {
+                    ""
+                },
+                2,
+            );
+            for _ in 0..6 {
+                let mut p = Uttt::new();
+                while !p.is_over() {
+                    let mv = if p.ply().is_multiple_of(2) {
+                        b.select_move(&p).unwrap()
+                    } else {
+                        p.random_move(&mut rng).unwrap()
+                    };
+                    assert!(p.is_legal(mv), "{name} played {mv} in {p}");
+                    p.play_unchecked(mv);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn greedy_follows_its_rules() {
+        // X to move in board 0 with two in a row there: the local win.
+        let text = [
+            "XX..O....",
+            "O........",
+            ".........",
+            "X........",
+            ".........",
+            "...O.....",
+            ".........",
+            ".........",
+            ".........",
+        ]
+        .concat()
+            + "/0/.........";
+        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(
+            Greedy::candidates(&p).as_slice(),
+            &[UtttMove::new(0, 2).unwrap()]
+        );
+        // With no win or block, greedy never sends the opponent to a free
+        // choice or to a board the opponent wins at once.
+        let p = play(&[(4, 4)]);
+        for mv in Greedy::candidates(&p) {
+            let mut n = p;
+            n.play_unchecked(mv);
+            assert!(n.forced().is_some());
+            assert!(!mover_can_win_a_board(&n));
+        }
+    }
+
+    #[test]
+    fn optimal_beats_random_and_greedy() {
+        let mut score = 0.0;
+        let games = 10;
+        for g in 0..games {
+            let mut opt = bot("optimal", "iters=1500", g);
+            let mut other = bot(if g % 4 < 2 { "random" } else { "greedy" }, "", g);
+            let seat = if g % 2 == 0 { Seat::One } else { Seat::Two };
+            let mut p = Uttt::new();
+            while !p.is_over() {
+                let mv = if p.to_move() == seat {
+                    opt.select_move(&p).unwrap()
+                } else {
+                    other.select_move(&p).unwrap()
+                };
+                p.play_unchecked(mv);
+            }
+            score += p.outcome().unwrap().points(seat);
+        }
+        assert!(score >= 9.0, "optimal scored {score}/{games}");
+    }
+
+    #[test]
+    fn games_with_tree_reuse_replay_exactly() {
+        // A harness time limit (here a tiny one) does not touch an
+        // iteration budget: the games replay exactly with or without it.
+        let game = |seed: u64, limit: Option<u64>| {
+            let mut a = bot("optimal", "iters=400", seed);
+            let mut b = bot("optimal", "iters=400", seed + 1);
+            if let Some(ms) = limit {
+                let time = TimeControl {
+                    move_ms: ms,
+                    startup_ms: 0,
+                };
+                a.begin(Seat::One, &time).unwrap();
+                b.begin(Seat::Two, &time).unwrap();
+            }
+            let mut p = Uttt::new();
+            let mut moves = Vec::new();
+            while !p.is_over() {
+                let bot = if p.ply().is_multiple_of(2) {
+                    &mut a
+                } else {
+                    &mut b
+                };
+                let mv = bot.select_move(&p).unwrap();
+                moves.push(mv);
+                p.play_unchecked(mv);
+            }
+            moves
+        };
+        assert_eq!(game(9, None), game(9, None));
+        assert_eq!(game(9, None), game(9, Some(1)));
+    }
+
+    #[test]
+    fn bad_parameters_are_named() {
+        let e = |p: &str| {
+            crate::bot::BuiltinSpec::parse(&format!("optimal:{p}"))
+                .prepare::<Uttt>()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(e("iters=0").contains("iters"));
+        assert!(e("depth=3").contains("unknown parameter 'depth'"));
+        assert!(e("c=x").contains("'c'"));
+        assert!(e("time_ms=0").contains("time_ms"));
+    }
+}

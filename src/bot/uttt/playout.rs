@@ -1,0 +1,286 @@
+//! The informed playout policy of `optimal`: cheap one-ply rules that make
+//! playouts judge positions better than uniform random moves do.
+
+use rand::Rng;
+
+use crate::game::grid::{nth_set_bit, FULL};
+use crate::game::uttt::{threats, Uttt, UtttMove};
+use crate::game::{Game, Outcome, Seat};
+
+/// Plays `pos` with [`informed_move`] to the end, or for `max_plies` plies
+/// when that is not 0, and returns X's points: 1, 0.5 or 0 for a finished
+/// game, [`evaluate`] of the position reached otherwise.
+pub(super) fn informed_playout<R: Rng>(
+    mut pos: Uttt,
+    random_permille: u32,
+    max_plies: u32,
+    eval_weight: f32,
+    rng: &mut R,
+) -> f32 {
+    if let Some(o) = pos.outcome() {
+        return o.points(Seat::One) as f32;
+    }
+    let threshold = random_threshold(random_permille);
+    // Which open boards each player can win at once, kept up to date move
+    // by move: only the board of the move changes.
+    let mut wins = [0u16; 2];
+    for b in 0..9 {
+        if pos.closed() & (1 << b) == 0 {
+            for (seat, w) in [Seat::One, Seat::Two].into_iter().zip(wins.iter_mut()) {
+                if threats(pos.cells(seat, b)) & pos.empty(b) != 0 {
+                    *w |= 1 << b;
+                }
+            }
+        }
+    }
+    let mut plies = 0;
+    loop {
+        if plies == max_plies && max_plies != 0 {
+            return evaluate(&pos, eval_weight);
+        }
+        let Some(mv) = choose(&pos, &wins, threshold, rng) else {
+            return Outcome::Draw.points(Seat::One) as f32;
+        };
+        let closed = pos.closed();
+        pos.play_unchecked(mv);
+        let b = mv.board() as usize;
+        if pos.closed() != closed {
+            wins[0] &= !(1 << b);
+            wins[1] &= !(1 << b);
+            // The game can only end when a board closes.
+            if let Some(o) = pos.outcome() {
+                return o.points(Seat::One) as f32;
+            }
+        } else {
+            let e = pos.empty(b);
+            for (seat, w) in [Seat::One, Seat::Two].into_iter().zip(wins.iter_mut()) {
+                let can = (threats(pos.cells(seat, b)) & e != 0) as u16;
+                *w = (*w & !(1 << b)) | can << b;
+            }
+        }
+        plies += 1;
+    }
+}
+
+/// `permille` / 1000 as a threshold for a uniform 32-bit draw.
+fn random_threshold(permille: u32) -> u64 {
+    (permille.min(1000) as u64) * (1u64 << 32) / 1000
+}
+
+/// The informed playout policy. It wins the game when one move does; else
+/// plays a random move with probability `random_permille` / 1000 (purely
+/// greedy playouts all follow the same line and judge positions worse);
+/// else wins a local board; else plays a random cell that does not send the
+/// opponent to a board it can win at once or to a free choice (when such a
+/// cell exists); else a random move.
+#[cfg(test)]
+pub(super) fn informed_move<R: Rng>(
+    pos: &Uttt,
+    random_permille: u32,
+    rng: &mut R,
+) -> Option<UtttMove> {
+    let mut wins = [0u16; 2];
+    for b in 0..9 {
+        if pos.closed() & (1 << b) == 0 {
+            for (seat, w) in [Seat::One, Seat::Two].into_iter().zip(wins.iter_mut()) {
+                if threats(pos.cells(seat, b)) & pos.empty(b) != 0 {
+                    *w |= 1 << b;
+                }
+            }
+        }
+    }
+    choose(pos, &wins, random_threshold(random_permille), rng)
+}
+
+/// [`informed_move`] given `wins`, the open boards where each player can
+/// complete a line at once.
+#[inline]
+fn choose<R: Rng>(pos: &Uttt, wins: &[u16; 2], threshold: u64, rng: &mut R) -> Option<UtttMove> {
+    let boards = pos.playable_boards();
+    if boards == 0 {
+        return None;
+    }
+    let me = pos.to_move();
+    let them = me.other();
+    let mine = wins[me.index()] & boards;
+    if mine != 0 {
+        // A local win on a board that completes a macro line wins the game.
+        let game = mine & threats(pos.won(me));
+        if game != 0 {
+            let b = game.trailing_zeros() as usize;
+            let cells = threats(pos.cells(me, b)) & pos.empty(b);
+            return UtttMove::new(b as u8, cells.trailing_zeros() as u8);
+        }
+    }
+    // Past the game win, a share of the moves is random, so that playouts
+    // do not all follow the same greedy line.
+    if (rng.next_u32() as u64) < threshold {
+        return pos.random_move(rng);
+    }
+    if mine != 0 {
+        let n = rng.random_range(0..mine.count_ones());
+        let b = nth_set_bit(mine as u32, n) as usize;
+        let cells = (threats(pos.cells(me, b)) & pos.empty(b)) as u32;
+        let k = rng.random_range(0..cells.count_ones());
+        return UtttMove::new(b as u8, nth_set_bit(cells, k) as u8);
+    }
+    // Boards the opponent must not be sent to: closed ones (a free choice)
+    // and open ones where it completes a line at once.
+    let danger = pos.closed() | wins[them.index()];
+    if boards & (boards - 1) == 0 {
+        let b = boards.trailing_zeros() as usize;
+        let e = pos.empty(b);
+        let safe = e & !danger;
+        let cells = if safe != 0 { safe } else { e } as u32;
+        let k = rng.random_range(0..cells.count_ones());
+        return UtttMove::new(b as u8, nth_set_bit(cells, k) as u8);
+    }
+    let mut safe_total = 0;
+    let mut all_total = 0;
+    let mut bs = boards;
+    while bs != 0 {
+        let b = bs.trailing_zeros() as usize;
+        bs &= bs - 1;
+        let e = pos.empty(b);
+        safe_total += (e & !danger).count_ones();
+        all_total += e.count_ones();
+    }
+    let (mask, total) = if safe_total > 0 {
+        (FULL & !danger, safe_total)
+    } else {
+        (FULL, all_total)
+    };
+    if total == 0 {
+        return None;
+    }
+    let mut n = rng.random_range(0..total);
+    let mut bs = boards;
+    while bs != 0 {
+        let b = bs.trailing_zeros() as u8;
+        bs &= bs - 1;
+        let e = (pos.empty(b as usize) & mask) as u32;
+        let k = e.count_ones();
+        if n < k {
+            return UtttMove::new(b, nth_set_bit(e, n) as u8);
+        }
+        n -= k;
+    }
+    None
+}
+
+/// The macro lines (rows, columns, diagonals) of boards 0..=8.
+const LINES: [[usize; 3]; 8] = [
+    [0, 1, 2],
+    [3, 4, 5],
+    [6, 7, 8],
+    [0, 3, 6],
+    [1, 4, 7],
+    [2, 5, 8],
+    [0, 4, 8],
+    [2, 4, 6],
+];
+
+/// X's chances in an unfinished position, in (0, 1): a logistic of the
+/// difference of the players' macro potentials. A player's potential sums,
+/// over the macro lines still open to it (no board won by the opponent or
+/// drawn), the square of its progress on the line: 1 for a won board, 0.4
+/// for an open board where it can complete a line at once, 0.15 for one
+/// where it has stones.
+pub(super) fn evaluate(pos: &Uttt, weight: f32) -> f32 {
+    let potential = |p: Seat| -> f32 {
+        let q = p.other();
+        let dead = pos.won(q) | (pos.closed() & !pos.won(p));
+        let mut value = [0f32; 9];
+        for (b, v) in value.iter_mut().enumerate() {
+            *v = if pos.won(p) & (1 << b) != 0 {
+                1.0
+            } else if dead & (1 << b) != 0 {
+                0.0
+            } else if threats(pos.cells(p, b)) & pos.empty(b) != 0 {
+                0.4
+            } else if pos.cells(p, b) != 0 {
+                0.15
+            } else {
+                0.05
+            };
+        }
+        let mut total = 0.0;
+        for l in LINES {
+            if l.iter().any(|&b| dead & (1 << b) != 0) {
+                continue;
+            }
+            let s: f32 = l.iter().map(|&b| value[b]).sum();
+            total += s * s;
+        }
+        total
+    };
+    let diff = potential(Seat::One) - potential(Seat::Two);
+    1.0 / (1.0 + (-weight * diff).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::SmallRng;
+    use rand::SeedableRng;
+
+    #[test]
+    fn playouts_take_a_game_win_on_a_free_move() {
+        // X has boards 0 and 1 and two in a row on board 2; the move is free
+        // (board 5, where the last move sent X, is full).
+        let text = [
+            "XXX.OO...",
+            "XXXOO....",
+            "XX.......",
+            "..O......",
+            ".........",
+            "XOXXOOOXX",
+            "........O",
+            "O...O....",
+            "O........",
+        ]
+        .concat()
+            + "/9/XX...=...";
+        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let mut rng = SmallRng::seed_from_u64(3);
+        for _ in 0..20 {
+            assert_eq!(informed_move(&p, 250, &mut rng), UtttMove::new(2, 2));
+        }
+    }
+
+    #[test]
+    fn playouts_avoid_sending_to_an_opponent_win() {
+        // X to move in board 4; O threatens a win on boards 0 and 2, and
+        // board 8 is closed: cells 0, 2 and 8 are avoided.
+        let text = [
+            "OO.......",
+            ".........",
+            "O.O.O....",
+            "X........",
+            ".........",
+            "X........",
+            ".........",
+            ".........",
+            "XXX......",
+        ]
+        .concat()
+            + "/4/........X";
+        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let mut rng = SmallRng::seed_from_u64(4);
+        for _ in 0..200 {
+            let mv = informed_move(&p, 0, &mut rng).unwrap();
+            assert_eq!(mv.board(), 4);
+            assert!(![0, 2, 8].contains(&mv.cell()), "{mv}");
+        }
+        // With 1 move in 4 random, a random cell of board 4 is one of the 3
+        // avoided ones 1 time in 12.
+        let avoided = (0..4000)
+            .filter(|_| {
+                let mv = informed_move(&p, 250, &mut rng).unwrap();
+                assert_eq!(mv.board(), 4);
+                [0, 2, 8].contains(&mv.cell())
+            })
+            .count();
+        assert!((200..500).contains(&avoided), "{avoided} of 4000");
+    }
+}

@@ -1,0 +1,836 @@
+//! The search of `optimal`: MCTS-Solver on the bitboard [`Uttt`], with a
+//! fading heuristic prior (progressive bias), informed playouts, tree reuse
+//! between moves and a time policy that never overruns its budget.
+
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use super::game_winning_moves;
+use super::playout::informed_playout;
+use super::prior::{priors, PriorWeights};
+use crate::game::uttt::{line, Uttt, UtttMove};
+use crate::game::{Game, Outcome, Seat};
+
+/// A proven game value, from the point of view of the player who made the
+/// move into a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Proof {
+    Unknown,
+    Win,
+    Loss,
+    Draw,
+}
+
+impl Proof {
+    /// The proof of a finished position for the player who moved into it.
+    fn of(outcome: Outcome, mover: Seat) -> Proof {
+        match outcome {
+            Outcome::Draw => Proof::Draw,
+            Outcome::Win(s) if s == mover => Proof::Win,
+            Outcome::Win(_) => Proof::Loss,
+        }
+    }
+
+    /// The outcome a proven node stands for, given who moved into it.
+    fn outcome(self, mover: Seat) -> Option<Outcome> {
+        match self {
+            Proof::Unknown => None,
+            Proof::Win => Some(Outcome::Win(mover)),
+            Proof::Loss => Some(Outcome::Win(mover.other())),
+            Proof::Draw => Some(Outcome::Draw),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    visits: u32,
+    /// Sum of rewards for the player who moved into this node.
+    reward: f32,
+    /// The visit-dependent part of the selection score, kept up to date by
+    /// backpropagation so that selection is one multiply-add per child:
+    /// the mean reward plus the faded prior bias ...
+    base: f32,
+    /// ... and `1 / sqrt(visits)`, the exploration term's factor.
+    explore: f32,
+    first_child: u32,
+    /// The heuristic value of the move into this node (see `prior`), with a
+    /// tiny random part that orders equal moves at random.
+    prior: f32,
+    mv: UtttMove,
+    children: u8,
+    expanded: bool,
+    proof: Proof,
+}
+
+impl Node {
+    /// Counts one more visit with `reward`; `w` is the prior's weight.
+    #[inline]
+    fn add(&mut self, reward: f32, w: f32) {
+        self.visits += 1;
+        self.reward += reward;
+        let v = self.visits as f32;
+        let inv = 1.0 / v;
+        self.base = self.reward * inv + w * self.prior / (v + 1.0);
+        self.explore = inv.sqrt();
+    }
+
+    fn leaf(mv: UtttMove, prior: f32) -> Node {
+        Node {
+            visits: 0,
+            reward: 0.0,
+            base: 0.0,
+            explore: 1.0,
+            first_child: 0,
+            prior,
+            mv,
+            children: 0,
+            expanded: false,
+            proof: Proof::Unknown,
+        }
+    }
+}
+
+/// No child (a node whose children are all proven lost, or none).
+const NONE: usize = usize::MAX;
+
+/// The tree stops growing at this many nodes (32 bytes each, so about
+/// 270 MB; a 1 s search makes a few million); iterations then end in
+/// playouts from the leaves they reach.
+const MAX_NODES: usize = 8 << 20;
+
+/// How many iterations run between two looks at the clock.
+const CLOCK_EVERY: u32 = 32;
+
+/// How the search runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchConfig {
+    /// Iterations per move (the default budget: reproducible).
+    pub iterations: u32,
+    /// Optional wall-time budget per move; the search stops at whichever
+    /// budget runs out first, a little before the time (see
+    /// [`Mcts::time_target`]).
+    pub time: Option<Duration>,
+    /// UCB exploration constant.
+    pub exploration: f32,
+    /// MCTS-Solver: prove wins and losses and play them.
+    pub solver: bool,
+    /// Informed playouts: take a game-winning or board-winning move when the
+    /// playout can; otherwise random.
+    pub informed: bool,
+    /// Tree reuse: keep the subtree of the position reached two plies
+    /// later (our move, then the reply) for the next search.
+    pub reuse: bool,
+    /// In informed playouts, the share of moves (per mille) played at random
+    /// instead, so that playouts do not all follow the same greedy line.
+    pub playout_random_permille: u32,
+    /// Progressive bias: a child's score gets `prior_weight * h / (n + 1)`
+    /// for its heuristic value `h` and its visits `n`, so the heuristic
+    /// steers the first visits and fades as results come in. 0 turns it off.
+    pub prior_weight: f32,
+    /// First-play urgency. `None`: every child is tried once before any is
+    /// tried twice (the best prior first). `Some(r)`: an unvisited child
+    /// scores as if visited once with its parent's mean for its mover minus
+    /// `r` (plus its bias), so that a good child can be revisited before
+    /// poor ones are ever tried.
+    pub fpu_reduction: Option<f32>,
+    /// The heuristic's feature weights.
+    pub prior: PriorWeights,
+    /// With a time budget, stop as soon as the most visited move can no
+    /// longer be overtaken in the time left. Off in `optimal`: the time
+    /// saved is not carried over, and the iterations it skips would have
+    /// grown the subtree that the next move reuses (with it on, 100 ms moves
+    /// took 55 ms on average and the engine lost strength). A timed search
+    /// always stops when the root is proven or one move is left that is not
+    /// proven lost.
+    pub early_stop: bool,
+    /// Informed playouts stop after this many plies and score the position
+    /// with a macro-board evaluation; 0 plays them to the end.
+    pub cutoff_plies: u32,
+    /// Steepness of that evaluation's logistic.
+    pub eval_weight: f32,
+}
+
+impl SearchConfig {
+    /// The `optimal` engine's defaults.
+    pub fn optimal() -> Self {
+        SearchConfig {
+            iterations: 20_000,
+            time: None,
+            exploration: 0.4,
+            solver: true,
+            informed: true,
+            reuse: true,
+            playout_random_permille: 250,
+            prior_weight: 0.5,
+            fpu_reduction: Some(0.0),
+            prior: PriorWeights::DEFAULT,
+            early_stop: false,
+            cutoff_plies: 0,
+            eval_weight: 0.5,
+        }
+    }
+
+    /// Plain UCT: random rollouts, no solver.
+    pub fn plain_uct() -> Self {
+        SearchConfig {
+            iterations: 20_000,
+            time: None,
+            exploration: std::f32::consts::SQRT_2,
+            solver: false,
+            informed: false,
+            reuse: false,
+            playout_random_permille: 0,
+            prior_weight: 0.0,
+            fpu_reduction: None,
+            prior: PriorWeights::DEFAULT,
+            early_stop: false,
+            cutoff_plies: 0,
+            eval_weight: 0.5,
+        }
+    }
+}
+
+/// Statistics of the last search.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SearchStats {
+    /// Iterations run.
+    pub iterations: u32,
+    /// Nodes in the tree.
+    pub nodes: usize,
+    /// Whether the root's value was proven.
+    pub proven: bool,
+    /// Wall time of the search, from the call to its answer.
+    pub elapsed: Duration,
+}
+
+/// A Monte Carlo tree search over UTTT positions.
+pub struct Mcts {
+    config: SearchConfig,
+    rng: SmallRng,
+    nodes: Vec<Node>,
+    /// The position at the root of `nodes`, kept for tree reuse.
+    tree_root: Option<Uttt>,
+    /// The harness's per-move limit, when the bot was told it.
+    move_limit: Option<Duration>,
+    path: Vec<usize>,
+    last: SearchStats,
+}
+
+impl Mcts {
+    /// A search with `config`, its randomness seeded by `seed`.
+    pub fn new(config: SearchConfig, seed: u64) -> Self {
+        Mcts {
+            config,
+            rng: SmallRng::seed_from_u64(seed),
+            nodes: Vec::new(),
+            tree_root: None,
+            move_limit: None,
+            path: Vec::with_capacity(96),
+            last: SearchStats::default(),
+        }
+    }
+
+    /// Statistics of the last search.
+    pub fn stats(&self) -> SearchStats {
+        self.last
+    }
+
+    /// Tells the search the harness's per-move limit, which a timed search
+    /// then stays well inside (see [`Mcts::time_target`]).
+    pub fn set_move_limit(&mut self, limit: Option<Duration>) {
+        self.move_limit = limit;
+    }
+
+    /// The time policy: how long a timed search may run, from the call to
+    /// the answer. A budget `T` gets `T - min(T / 50, 20 ms)` (98 ms of
+    /// 100, 980 ms of 1 s); a known harness limit `L` caps that at
+    /// `L - max(L / 10, 30 ms)` (900 ms of a 1 s limit), room for process
+    /// scheduling and the protocol's round trip on a loaded machine. `None`
+    /// without a time budget.
+    pub fn time_target(&self) -> Option<Duration> {
+        let t = self.config.time?;
+        let mut target = t.saturating_sub((t / 50).min(Duration::from_millis(20)));
+        if let Some(limit) = self.move_limit {
+            let margin = (limit / 10).max(Duration::from_millis(30));
+            target = target.min(limit.saturating_sub(margin));
+        }
+        Some(target.max(Duration::from_micros(200)))
+    }
+
+    /// Adds the children of `idx` (at position `pos`), with their priors.
+    fn expand(&mut self, idx: usize, pos: &Uttt) {
+        let first = self.nodes.len() as u32;
+        let moves = pos.legal_moves();
+        let mut values = [0f32; 81];
+        if self.config.prior_weight != 0.0 || self.config.fpu_reduction.is_none() {
+            priors(pos, &moves, &self.config.prior, &mut values);
+        }
+        for (&mv, &h) in moves.iter().zip(values.iter()) {
+            // The random part only breaks ties between equal moves.
+            let jitter = self.rng.random::<f32>() * 1e-3;
+            self.nodes.push(Node::leaf(mv, h + jitter));
+        }
+        let node = &mut self.nodes[idx];
+        node.first_child = first;
+        node.children = moves.len() as u8;
+        node.expanded = true;
+    }
+
+    /// Makes the node of `root` the root of the tree when `root` lies one
+    /// or two plies below the previous root; returns whether it did.
+    fn reroot(&mut self, root: &Uttt) -> bool {
+        let Some(prev) = self.tree_root else {
+            return false;
+        };
+        if self.nodes.is_empty() {
+            return false;
+        }
+        if prev == *root {
+            return true;
+        }
+        let mut found = None;
+        'outer: for c in self.children(0) {
+            let mut p1 = prev;
+            p1.play_unchecked(self.nodes[c].mv);
+            if p1 == *root {
+                found = Some(c);
+                break;
+            }
+            if p1.ply() >= root.ply() {
+                continue;
+            }
+            for g in self.children(c) {
+                let mut p2 = p1;
+                p2.play_unchecked(self.nodes[g].mv);
+                if p2 == *root {
+                    found = Some(g);
+                    break 'outer;
+                }
+            }
+        }
+        let Some(start) = found else {
+            return false;
+        };
+        // Copy the subtree breadth first so that children stay contiguous.
+        let mut fresh = Vec::with_capacity(self.nodes.len());
+        fresh.push(self.nodes[start]);
+        let mut next = 0;
+        while next < fresh.len() {
+            let node = fresh[next];
+            if node.expanded {
+                let first = node.first_child as usize;
+                let count = node.children as usize;
+                fresh[next].first_child = fresh.len() as u32;
+                fresh.extend_from_slice(&self.nodes[first..first + count]);
+            }
+            next += 1;
+        }
+        self.nodes = fresh;
+        true
+    }
+
+    /// With the solver, the first child of the freshly expanded `idx` (at
+    /// position `pos`) whose move wins the game at once.
+    fn decisive_child(&self, idx: usize, pos: &Uttt) -> Option<usize> {
+        if !self.config.solver {
+            return None;
+        }
+        let me = pos.to_move();
+        self.children(idx).find(|&i| {
+            let mv = self.nodes[i].mv;
+            let b = mv.board() as usize;
+            line(pos.cells(me, b) | 1 << mv.cell()) && line(pos.won(me) | 1 << b)
+        })
+    }
+
+    fn children(&self, idx: usize) -> std::ops::Range<usize> {
+        let n = &self.nodes[idx];
+        n.first_child as usize..n.first_child as usize + n.children as usize
+    }
+
+    /// Picks the child to descend into: a proven win at once; never a child
+    /// proven lost for the mover (unless all are); else the best score of
+    /// UCB1 plus the fading prior, unvisited children scored by the
+    /// first-play urgency.
+    fn select(&self, idx: usize) -> usize {
+        let parent = &self.nodes[idx];
+        let range = self.children(idx);
+        let c_log = self.config.exploration * (parent.visits.max(1) as f32).ln().sqrt();
+        let w = self.config.prior_weight;
+        // The parent's mean is for the player who moved into it; its
+        // children are the other player's moves.
+        let fpu = self.config.fpu_reduction.map(|r| {
+            if parent.visits > 0 {
+                1.0 - parent.reward / parent.visits as f32 - r
+            } else {
+                0.5 - r
+            }
+        });
+        let mut best = NONE;
+        let mut best_score = f32::NEG_INFINITY;
+        for i in range.clone() {
+            let n = &self.nodes[i];
+            let score = match n.proof {
+                Proof::Loss => continue,
+                Proof::Win => return i,
+                _ if n.visits == 0 => match fpu {
+                    None => 1e9 + n.prior,
+                    // Exploration as for one visit, so that an untried
+                    // child's turn comes as the parent's visits grow.
+                    Some(f) => f + c_log + w * n.prior,
+                },
+                _ => n.base + c_log * n.explore,
+            };
+            if score > best_score {
+                best_score = score;
+                best = i;
+            }
+        }
+        if best == NONE && !range.is_empty() {
+            // Every child is lost: any will do (the node is proven lost).
+            return range.start;
+        }
+        best
+    }
+
+    /// X's points from a playout from `pos`.
+    fn playout(&mut self, mut pos: Uttt) -> f32 {
+        let cfg = &self.config;
+        if cfg.informed {
+            informed_playout(
+                pos,
+                cfg.playout_random_permille,
+                cfg.cutoff_plies,
+                cfg.eval_weight,
+                &mut self.rng,
+            )
+        } else {
+            pos.random_playout(&mut self.rng).points(Seat::One) as f32
+        }
+    }
+
+    /// One iteration from `root`: selection, expansion, playout (or a proven
+    /// value) and backpropagation.
+    fn iterate(&mut self, root: &Uttt) {
+        let mut path = std::mem::take(&mut self.path);
+        path.clear();
+        path.push(0);
+        let mut pos = *root;
+        let mut idx = 0;
+        while self.nodes[idx].expanded && self.nodes[idx].proof == Proof::Unknown {
+            let child = self.select(idx);
+            if child == NONE {
+                break;
+            }
+            pos.play_unchecked(self.nodes[child].mv);
+            idx = child;
+            path.push(idx);
+        }
+        let solver = self.config.solver;
+        if solver && !self.nodes[idx].expanded && self.nodes[idx].proof == Proof::Unknown {
+            if let Some(o) = pos.outcome() {
+                self.nodes[idx].proof = Proof::of(o, pos.to_move().other());
+            }
+        }
+        let x_points = match self.nodes[idx].proof.outcome(pos.to_move().other()) {
+            Some(o) => o.points(Seat::One) as f32,
+            None => {
+                if let Some(o) = pos.outcome() {
+                    o.points(Seat::One) as f32
+                } else {
+                    if !self.nodes[idx].expanded && self.nodes.len() + 81 <= MAX_NODES {
+                        self.expand(idx, &pos);
+                        // Decisive move: a child that wins the game at once
+                        // is played (and so proven) straight away.
+                        let child = match self.decisive_child(idx, &pos) {
+                            Some(c) => c,
+                            None => self.select(idx),
+                        };
+                        if child != NONE {
+                            pos.play_unchecked(self.nodes[child].mv);
+                            idx = child;
+                            path.push(idx);
+                            if solver {
+                                if let Some(o) = pos.outcome() {
+                                    self.nodes[idx].proof = Proof::of(o, pos.to_move().other());
+                                }
+                            }
+                        }
+                    }
+                    self.playout(pos)
+                }
+            }
+        };
+        self.backpropagate(&path, root.to_move(), x_points);
+        self.path = path;
+    }
+
+    /// Runs the search from `root` and returns the chosen move.
+    pub fn search(&mut self, root: &Uttt) -> Option<UtttMove> {
+        let started = Instant::now();
+        let moves = root.legal_moves();
+        if moves.len() <= 1 {
+            self.last = SearchStats {
+                elapsed: started.elapsed(),
+                ..SearchStats::default()
+            };
+            return moves.first().copied();
+        }
+        if self.config.solver {
+            // A win in one needs no search.
+            if let Some(&mv) = game_winning_moves(root).first() {
+                self.last = SearchStats {
+                    proven: true,
+                    elapsed: started.elapsed(),
+                    ..SearchStats::default()
+                };
+                return Some(mv);
+            }
+        }
+        let deadline = self.time_target().map(|t| started + t);
+        if !(self.config.reuse && self.reroot(root)) {
+            self.nodes.clear();
+            self.nodes.push(Node::leaf(moves[0], 0.0));
+        }
+        self.tree_root = Some(*root);
+        // The iteration rate for the early stop is measured from here, past
+        // the tree reuse's copy.
+        let looping = Instant::now();
+        let mut done = 0;
+        while done < self.config.iterations && self.nodes[0].proof == Proof::Unknown {
+            if done % CLOCK_EVERY == 0 {
+                if let Some(d) = deadline {
+                    let now = Instant::now();
+                    if now >= d {
+                        break;
+                    }
+                    if done >= 256 && self.settled(done, now, looping, d) {
+                        break;
+                    }
+                }
+            }
+            self.iterate(root);
+            done += 1;
+        }
+        self.last = SearchStats {
+            iterations: done,
+            nodes: self.nodes.len(),
+            proven: self.nodes[0].proof != Proof::Unknown,
+            elapsed: started.elapsed(),
+        };
+        self.best_root_move()
+    }
+
+    /// Whether the move to play can no longer change before `deadline`:
+    /// one move is left that is not proven lost, or, with `early_stop`, the
+    /// most visited move leads the next by more visits than the iterations
+    /// left at the rate since `looping` (the loop's start).
+    fn settled(&self, done: u32, now: Instant, looping: Instant, deadline: Instant) -> bool {
+        if !self.nodes[0].expanded {
+            return false;
+        }
+        let mut first = 0u32;
+        let mut second = 0u32;
+        let mut alive = 0;
+        for i in self.children(0) {
+            let n = &self.nodes[i];
+            if n.proof == Proof::Loss {
+                continue;
+            }
+            if n.proof == Proof::Win {
+                return true;
+            }
+            alive += 1;
+            if n.visits > first {
+                second = first;
+                first = n.visits;
+            } else if n.visits > second {
+                second = n.visits;
+            }
+        }
+        if alive <= 1 {
+            return true;
+        }
+        if !self.config.early_stop {
+            return false;
+        }
+        let spent = now.duration_since(looping).as_secs_f64();
+        let left = deadline.duration_since(now).as_secs_f64();
+        let rate = done as f64 / spent.max(1e-6);
+        (first - second) as f64 > rate * left
+    }
+
+    /// Adds the playout's result (X's points) to every node on `path` and, with the solver,
+    /// proves what can be proven from the leaf up (a node's proof can only
+    /// change when one of its children's did).
+    fn backpropagate(&mut self, path: &[usize], root_mover: Seat, x_points: f32) {
+        let Some((&leaf, above)) = path.split_last() else {
+            return;
+        };
+        let win = if root_mover == Seat::One {
+            x_points
+        } else {
+            1.0 - x_points
+        };
+        // The node at depth d was entered by a move of the root's mover when
+        // d is odd (the root itself, d = 0, by the other player).
+        let reward = |depth: usize| if depth % 2 == 1 { win } else { 1.0 - win };
+        let w = self.config.prior_weight;
+        let node = &mut self.nodes[leaf];
+        node.add(reward(above.len()), w);
+        let mut changed = self.config.solver && node.proof != Proof::Unknown;
+        for (depth, &idx) in above.iter().enumerate().rev() {
+            let node = &mut self.nodes[idx];
+            node.add(reward(depth), w);
+            if changed && node.proof == Proof::Unknown {
+                let proof = self.prove(idx);
+                self.nodes[idx].proof = proof;
+                changed = proof != Proof::Unknown;
+            } else {
+                changed = false;
+            }
+        }
+    }
+
+    /// A node's value from its children's proofs (children are moves by the
+    /// other player): any child won by them loses the node; all children
+    /// lost by them wins it; all proven with a draw at best draws it.
+    fn prove(&self, idx: usize) -> Proof {
+        let mut all_proven = true;
+        let mut any_draw = false;
+        for i in self.children(idx) {
+            match self.nodes[i].proof {
+                Proof::Win => return Proof::Loss,
+                Proof::Draw => any_draw = true,
+                Proof::Loss => {}
+                Proof::Unknown => all_proven = false,
+            }
+        }
+        match (all_proven, any_draw) {
+            (true, true) => Proof::Draw,
+            (true, false) => Proof::Win,
+            _ => Proof::Unknown,
+        }
+    }
+
+    /// A proven win if there is one, else the most visited child that is not
+    /// proven lost (a proven draw counts as its visits).
+    fn best_root_move(&self) -> Option<UtttMove> {
+        if !self.nodes.first().is_some_and(|n| n.expanded) {
+            return None;
+        }
+        let range = self.children(0);
+        if let Some(i) = range.clone().find(|&i| self.nodes[i].proof == Proof::Win) {
+            return Some(self.nodes[i].mv);
+        }
+        let key = |i: &usize| {
+            let n = &self.nodes[*i];
+            (n.visits, (n.reward * 2.0) as u64)
+        };
+        let pick = range
+            .clone()
+            .filter(|&i| self.nodes[i].proof != Proof::Loss)
+            .max_by_key(key)
+            .or_else(|| range.clone().max_by_key(key));
+        pick.map(|i| self.nodes[i].mv)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn play(moves: &[(u8, u8)]) -> Uttt {
+        let mut p = Uttt::new();
+        for &(b, c) in moves {
+            p.play(UtttMove::new(b, c).unwrap()).unwrap();
+        }
+        p
+    }
+
+    #[test]
+    fn tree_reuse_keeps_the_subtree_two_plies_down() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let mut m = Mcts::new(
+            SearchConfig {
+                iterations: 3000,
+                ..SearchConfig::optimal()
+            },
+            5,
+        );
+        let mv = m.search(&p).unwrap();
+        let child = m
+            .children(0)
+            .find(|&i| m.nodes[i].mv == mv)
+            .expect("the chosen move is a root child");
+        let reply = m
+            .children(child)
+            .max_by_key(|&i| m.nodes[i].visits)
+            .expect("the chosen move was expanded");
+        let (reply_mv, reply_visits) = (m.nodes[reply].mv, m.nodes[reply].visits);
+        let mut next = p;
+        next.play_unchecked(mv);
+        next.play_unchecked(reply_mv);
+        assert!(m.reroot(&next));
+        assert_eq!(m.nodes[0].visits, reply_visits);
+        // Every kept child is a legal move of the new root.
+        for i in m.children(0) {
+            assert!(next.is_legal(m.nodes[i].mv));
+        }
+        // A position not below the old root starts a fresh tree.
+        assert!(!m.reroot(&play(&[(0, 0)])));
+    }
+
+    #[test]
+    fn the_time_policy_keeps_a_margin() {
+        let timed = |ms: u64| {
+            Mcts::new(
+                SearchConfig {
+                    time: Some(Duration::from_millis(ms)),
+                    ..SearchConfig::optimal()
+                },
+                1,
+            )
+        };
+        let ms = |d: Option<Duration>| d.map(|d| d.as_millis());
+        assert_eq!(ms(timed(100).time_target()), Some(98));
+        assert_eq!(ms(timed(1000).time_target()), Some(980));
+        assert_eq!(ms(timed(5000).time_target()), Some(4980));
+        let mut m = timed(1000);
+        m.set_move_limit(Some(Duration::from_millis(1000)));
+        assert_eq!(ms(m.time_target()), Some(900));
+        m.set_move_limit(Some(Duration::from_millis(100)));
+        assert_eq!(ms(m.time_target()), Some(70));
+        assert_eq!(Mcts::new(SearchConfig::optimal(), 1).time_target(), None);
+    }
+
+    #[test]
+    fn a_timed_search_answers_within_its_budget() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let mut m = Mcts::new(
+            SearchConfig {
+                iterations: u32::MAX,
+                time: Some(Duration::from_millis(30)),
+                early_stop: false,
+                ..SearchConfig::optimal()
+            },
+            2,
+        );
+        assert!(m.search(&p).is_some());
+        let s = m.stats();
+        // The search stops at 29.4 ms; on a loaded machine the thread can
+        // be descheduled past that, hence the slack.
+        assert!(s.elapsed <= Duration::from_millis(90), "{s:?}");
+        assert!(s.iterations > 100, "{s:?}");
+    }
+
+    #[test]
+    fn proofs_combine_children() {
+        let mut m = Mcts::new(SearchConfig::optimal(), 1);
+        let p = Uttt::new();
+        m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
+        m.expand(0, &p);
+        let kids: Vec<usize> = m.children(0).collect();
+        assert_eq!(m.prove(0), Proof::Unknown);
+        for &k in &kids {
+            m.nodes[k].proof = Proof::Loss;
+        }
+        assert_eq!(m.prove(0), Proof::Win);
+        m.nodes[kids[3]].proof = Proof::Draw;
+        assert_eq!(m.prove(0), Proof::Draw);
+        m.nodes[kids[5]].proof = Proof::Win;
+        assert_eq!(m.prove(0), Proof::Loss);
+        m.nodes[kids[5]].proof = Proof::Unknown;
+        assert_eq!(m.prove(0), Proof::Unknown);
+    }
+
+    #[test]
+    fn selection_follows_the_prior_first() {
+        let cfg = SearchConfig {
+            prior_weight: 1.0,
+            fpu_reduction: Some(0.1),
+            ..SearchConfig::optimal()
+        };
+        let mut m = Mcts::new(cfg, 1);
+        // X to move in board 4, where 4-2 wins the board.
+        let text = [
+            ".O..O....",
+            ".........",
+            ".........",
+            ".........",
+            "XX.O.O...",
+            "X........",
+            ".........",
+            "X........",
+            ".........",
+        ]
+        .concat()
+            + "/4/.........";
+        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
+        m.expand(0, &p);
+        let c = m.select(0);
+        assert_eq!(m.nodes[c].mv, UtttMove::new(4, 2).unwrap());
+    }
+}
+/// How often the tree holds one position at two nodes: the case for a
+/// transposition table. `cargo test --release -- --ignored transpositions
+/// --nocapture` prints the share of expanded nodes whose position another
+/// expanded node already holds, after searches of 30 000 iterations from
+/// positions of random openings.
+#[cfg(test)]
+mod transpositions {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    #[ignore]
+    fn transpositions() {
+        let mut rng = SmallRng::seed_from_u64(11);
+        for plies in [0, 2, 10, 20, 30] {
+            let (mut expanded, mut repeated) = (0u64, 0u64);
+            for seed in 0..8 {
+                let mut p = Uttt::new();
+                for _ in 0..plies {
+                    if let Some(mv) = p.random_move(&mut rng) {
+                        p.play_unchecked(mv);
+                    }
+                }
+                if p.is_over() {
+                    continue;
+                }
+                let mut m = Mcts::new(
+                    SearchConfig {
+                        iterations: 30_000,
+                        ..SearchConfig::optimal()
+                    },
+                    seed,
+                );
+                m.search(&p);
+                let mut seen = HashSet::new();
+                let mut stack = vec![(0usize, p)];
+                while let Some((idx, pos)) = stack.pop() {
+                    if !m.nodes[idx].expanded {
+                        continue;
+                    }
+                    expanded += 1;
+                    if !seen.insert(pos) {
+                        repeated += 1;
+                    }
+                    for c in m.children(idx) {
+                        let mut next = pos;
+                        next.play_unchecked(m.nodes[c].mv);
+                        stack.push((c, next));
+                    }
+                }
+            }
+            println!(
+                "after {plies} random plies: {repeated} of {expanded} expanded nodes repeat a position ({:.2} %)",
+                100.0 * repeated as f64 / expanded.max(1) as f64
+            );
+        }
+    }
+}
