@@ -395,7 +395,9 @@ pub(crate) fn judge_command<G: Game>(opts: &GameOptions, moves: &[String]) -> St
 /// and forfeits.
 fn count_games(records: &[GameRecord], report: &mut GradeReport) {
     for r in records {
-        let Some(seat) = student_seat(r, STUDENT) else { continue };
+        let Some(seat) = student_seat(r, STUDENT) else {
+            continue;
+        };
         report.games += 1;
         report.wdl.add(r.points(seat));
         if r.forfeit.as_ref().is_some_and(|f| f.seat == seat) {
@@ -416,12 +418,19 @@ fn student_seat(r: &GameRecord, name: &str) -> Option<Seat> {
 /// threshold in percent.
 fn opponent_score(records: &[GameRecord], opponent: &str, threshold: f64) -> OpponentScore {
     let mut vs = Wdl::default();
-    for r in records.iter().filter(|r| r.players.iter().any(|p| p == opponent)) {
+    for r in records
+        .iter()
+        .filter(|r| r.players.iter().any(|p| p == opponent))
+    {
         if let Some(seat) = student_seat(r, STUDENT) {
             vs.add(r.points(seat));
         }
     }
-    let pct = if vs.games() > 0 { 100.0 * vs.score() } else { 0.0 };
+    let pct = if vs.games() > 0 {
+        100.0 * vs.score()
+    } else {
+        0.0
+    };
     OpponentScore {
         opponent: opponent.into(),
         games: vs.games(),

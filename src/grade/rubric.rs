@@ -132,8 +132,8 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 impl Rubric {
     /// Reads a rubric file; errors name `file:line:column`.
     pub fn load(path: &Path) -> Result<Rubric, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("rubric {}: {e}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("rubric {}: {e}", path.display()))?;
         Rubric::parse(path, &text)
     }
 
@@ -159,8 +159,14 @@ impl Rubric {
             let need_max = |what: &str| -> Result<f64, String> {
                 match &item.max {
                     Some(m) if m.get_ref().is_finite() && *m.get_ref() > 0.0 => Ok(*m.get_ref()),
-                    Some(m) => Err(at(m.span().start, "max must be a number of milliseconds > 0")),
-                    None => Err(at(span.start, &format!("check \"{what}\" needs max (milliseconds)"))),
+                    Some(m) => Err(at(
+                        m.span().start,
+                        "max must be a number of milliseconds > 0",
+                    )),
+                    None => Err(at(
+                        span.start,
+                        &format!("check \"{what}\" needs max (milliseconds)"),
+                    )),
                 }
             };
             let check_text = item.check.get_ref().as_str();
@@ -186,7 +192,10 @@ impl Rubric {
                 }
                 "score-vs" => {
                     let Some(opponent) = item.opponent.clone() else {
-                        return Err(at(span.start, "check \"score-vs\" needs opponent (a built-in)"));
+                        return Err(at(
+                            span.start,
+                            "check \"score-vs\" needs opponent (a built-in)",
+                        ));
                     };
                     let min_pct = match &item.min_pct {
                         Some(p) if (0.0..=100.0).contains(p.get_ref()) => *p.get_ref(),
@@ -317,14 +326,14 @@ fn score_item(item: &Item, r: &GradeReport) -> ItemScore {
             r.games > 0 && r.wdl.losses == 0,
             format!("{} of {} games lost", r.wdl.losses, r.games),
         ),
-        Check::NoForfeits => all_or_nothing(
-            r.forfeits == 0,
-            format!("{} forfeits", r.forfeits),
-        ),
+        Check::NoForfeits => all_or_nothing(r.forfeits == 0, format!("{} forfeits", r.forfeits)),
         Check::MedianMoveMs { max_ms } => match &r.timing {
             Some(t) => all_or_nothing(
                 ms(t.median_us) <= *max_ms,
-                format!("median move {:.1} ms (at most {max_ms} ms)", ms(t.median_us)),
+                format!(
+                    "median move {:.1} ms (at most {max_ms} ms)",
+                    ms(t.median_us)
+                ),
             ),
             None => all_or_nothing(false, "no move was timed".into()),
         },

@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use super::{
-    maker, no_move_forfeit, plain, Bot, BotError, Builtin, BuiltinBots, Params, RandomBot,
-    RuleBot, TimeControl,
+    maker, no_move_forfeit, plain, Bot, BotError, Builtin, BuiltinBots, Params, RandomBot, RuleBot,
+    TimeControl,
 };
 use crate::game::grid::winning_cells;
 use crate::game::uttt::{line, Uttt, UtttMove};
