@@ -19,7 +19,8 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use referee::bot::uttt::{Mcts, SearchConfig};
 use referee::game::{Game, Seat, Uttt, UtttMove};
-use referee::standings::{elo_interval, Wdl};
+use referee::standings::Wdl;
+use referee::stats::elo_trinomial;
 
 fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -110,7 +111,7 @@ fn main() {
         wdl.add(a);
         wdl.add(b);
     }
-    let (elo, lo, hi) = elo_interval(&wdl);
+    let elo = elo_trinomial(&wdl);
     let mut table = Table::new();
     table.set_header(vec![
         "opponent",
@@ -126,7 +127,7 @@ fn main() {
         wdl.games().to_string(),
         format!("{} / {} / {}", wdl.wins, wdl.draws, wdl.losses),
         format!("{:.1} %", 100.0 * wdl.score()),
-        format!("{elo:+.0} [{lo:+.0}, {hi:+.0}]"),
+        elo.to_string(),
     ]);
     println!("{table}");
 }

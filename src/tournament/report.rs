@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 
 use crate::game::Game;
 use crate::record::{ForfeitReason, GameRecord};
-use crate::standings::{elo_interval, Standings};
+use crate::standings::Standings;
+use crate::stats::{elo_trinomial, Elo};
 
 /// A 64-bit fingerprint of a game up to board symmetry: the smallest hash
 /// over the images of its move list under every symmetry. Symmetric games
@@ -139,7 +140,7 @@ impl Summary {
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                let (elo, lo, hi) = elo_interval(&b.total);
+                let elo = elo_trinomial(&b.total);
                 let forfeits: serde_json::Map<String, Value> = ForfeitReason::ALL
                     .iter()
                     .map(|r| {
@@ -158,9 +159,9 @@ impl Summary {
                     "wins": b.total.wins,
                     "draws": b.total.draws,
                     "losses": b.total.losses,
-                    "elo": round1(elo),
-                    "elo_low": round1(lo),
-                    "elo_high": round1(hi),
+                    "elo": round1(elo.estimate),
+                    "elo_low": round1(elo.lower),
+                    "elo_high": round1(elo.upper),
                     "as_player1": b.by_seat[0],
                     "as_player2": b.by_seat[1],
                     "forfeits": forfeits,
@@ -191,8 +192,9 @@ impl Summary {
     }
 }
 
-fn round1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
+/// An Elo to one decimal, for JSON: still `"+inf"`/`"-inf"` when unbounded.
+fn round1(e: Elo) -> Elo {
+    Elo((e.0 * 10.0).round() / 10.0)
 }
 
 #[cfg(test)]
@@ -208,5 +210,38 @@ mod tests {
         let c = fingerprint::<TicTacToe>(&m(&["0", "4"]));
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn a_perfect_score_has_an_open_elo_in_json_csv_and_tables() {
+        let rec = |id: u64| GameRecord {
+            id,
+            game: crate::game::GameKind::TicTacToe,
+            players: ["a".into(), "b".into()],
+            seed: id,
+            opening: vec![],
+            start: ".........".into(),
+            moves: vec![],
+            times_us: vec![],
+            winner: Some(crate::game::Seat::One),
+            termination: crate::record::Termination::Normal,
+            forfeit: None,
+            final_position: String::new(),
+            client: None,
+        };
+        let recs: Vec<GameRecord> = (0..10).map(rec).collect();
+        let names = ["a".to_string(), "b".to_string()];
+        let s = Summary::from_records::<TicTacToe>(1, 10, &names, &recs);
+        let j = s.to_json();
+        assert_eq!(j["bots"][0]["elo"], "+inf");
+        assert_eq!(j["bots"][0]["elo_low"], 166.2);
+        assert_eq!(j["bots"][0]["elo_high"], "+inf");
+        assert_eq!(j["bots"][1]["elo"], "-inf");
+        let csv = crate::output::standings::standings_csv(&s);
+        assert!(csv.contains(",inf,166.2,inf,"), "{csv}");
+        assert!(csv.contains(",-inf,-inf,-166.2,"), "{csv}");
+        let tables = crate::output::standings::standings_tables(&s);
+        assert!(tables.contains("+inf [+166, +inf]"), "{tables}");
+        assert!(!tables.contains("2000"), "{tables}");
     }
 }

@@ -150,11 +150,13 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
             row[3],
             format!("{}-{}-{}", b.total.wins, b.total.draws, b.total.losses).as_str()
         );
-        let elo = referee::standings::elo_interval(&b.total).0.round() as i64;
-        let shown = if elo > 0 {
+        let elo = referee::stats::elo_trinomial(&b.total).estimate.0.round();
+        let shown = if elo.is_infinite() {
+            referee::stats::Elo(elo).to_string()
+        } else if elo > 0.0 {
             format!("+{elo}")
         } else {
-            elo.to_string()
+            format!("{elo}")
         };
         assert_eq!(row[5], shown.as_str(), "{}", b.name);
     }
