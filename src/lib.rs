@@ -24,6 +24,7 @@ pub mod report;
 pub mod runner;
 pub mod schedule;
 pub mod seed;
+mod series;
 pub mod standings;
 pub mod stats;
 pub mod tournament;

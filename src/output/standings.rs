@@ -125,7 +125,16 @@ pub fn standings_tables(summary: &Summary) -> String {
         summary.game,
         summary.seed,
         if terms.is_empty() { "none".into() } else { terms.join(", ") },
-        summary.distinct,
+        distinct_text(summary),
         s.games
     )
+}
+
+/// The distinct-games count: `at least N` once counting stopped at its cap.
+pub(crate) fn distinct_text(summary: &Summary) -> String {
+    if summary.distinct_capped {
+        format!("at least {} (counting stops there)", summary.distinct)
+    } else {
+        summary.distinct.to_string()
+    }
 }

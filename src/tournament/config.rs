@@ -390,6 +390,21 @@ impl TournamentFile {
         };
 
         let options = GameOptions { boards };
+        let pairs = match &format {
+            Format::RoundRobin => names.len() * (names.len() - 1) / 2,
+            Format::Gauntlet(c) => c.len() * (names.len() - c.len()),
+        };
+        if (pairs as u64)
+            .checked_mul(games_per_pairing as u64)
+            .is_none()
+        {
+            let s = raw.games_per_pairing.as_ref().map_or(0, |s| s.span().start);
+            return Err(at(
+                s,
+                "games_per_pairing",
+                &format!("{pairs} pairings of {games_per_pairing} games is more games than can be numbered"),
+            ));
+        }
         let schedule = Schedule::new(
             names.len(),
             format,

@@ -31,6 +31,21 @@ pub(crate) fn fingerprint<G: Game>(moves: &[String]) -> u64 {
     fingerprint_moves::<G>(&parsed)
 }
 
+/// The fingerprint of a whole game: [`fingerprint`] of its moves when it
+/// began at the game's `standard` start (openings from the start are in its
+/// moves); a game from another start position (an opening suite's position)
+/// is hashed with its start and without symmetry reduction, since the
+/// symmetries of its start are not those of the empty board.
+pub(crate) fn fingerprint_record<G: Game>(rec: &GameRecord, standard: &str) -> u64 {
+    if rec.start == standard {
+        return fingerprint::<G>(&rec.moves);
+    }
+    let mut h = MixHasher::default();
+    rec.start.hash(&mut h);
+    rec.moves.hash(&mut h);
+    h.finish()
+}
+
 /// A small fast hasher for fingerprints (multiply-rotate per word, then a
 /// SplitMix64 finish): SipHash's resistance to chosen inputs buys nothing
 /// here and cost more than playing a tic-tac-toe game.
@@ -85,30 +100,52 @@ pub struct Summary {
     pub scheduled: u64,
     /// Standings over the games played.
     pub standings: Standings,
-    /// Distinct games up to board symmetry.
+    /// Distinct games up to board symmetry (at most [`Distinct::CAP`]).
     pub distinct: u64,
+    /// Whether the count stopped at [`Distinct::CAP`]: there are at least
+    /// that many.
+    pub distinct_capped: bool,
     /// Bot names in file order (so bots with no games are listed too).
     pub names: Vec<String>,
 }
 
-/// Counts distinct games up to symmetry while games arrive.
+/// Counts distinct games up to symmetry while games arrive, up to
+/// [`Distinct::CAP`] of them: the set of fingerprints is the one thing a
+/// run keeps per game, so it stops growing there.
 #[derive(Default, Debug)]
-pub struct Distinct(HashSet<u64>);
+pub struct Distinct {
+    seen: HashSet<u64>,
+    capped: bool,
+}
 
 impl Distinct {
+    /// Most distinct games counted (about 16 MB of fingerprints).
+    pub const CAP: usize = 1 << 20;
+
     /// Adds one game's fingerprint.
     pub fn add(&mut self, fp: u64) {
-        self.0.insert(fp);
+        if self.seen.len() < Self::CAP {
+            self.seen.insert(fp);
+        } else if !self.seen.contains(&fp) {
+            self.capped = true;
+        }
     }
-    /// The count.
+
+    /// The count (at most [`Distinct::CAP`]).
     pub fn count(&self) -> u64 {
-        self.0.len() as u64
+        self.seen.len() as u64
+    }
+
+    /// Whether a new game came after the count reached [`Distinct::CAP`].
+    pub fn capped(&self) -> bool {
+        self.capped
     }
 }
 
 impl Summary {
     /// A summary of `records` (in any order).
     pub fn from_records<'a, G: Game>(
+        options: &crate::game::GameOptions,
         seed: u64,
         scheduled: u64,
         names: &[String],
@@ -116,9 +153,10 @@ impl Summary {
     ) -> Summary {
         let mut standings = Standings::with_bots(names.iter().map(String::as_str));
         let mut distinct = Distinct::default();
+        let standard = G::start(options).to_string();
         for r in records {
             standings.add(r);
-            distinct.add(fingerprint::<G>(&r.moves));
+            distinct.add(fingerprint_record::<G>(r, &standard));
         }
         Summary {
             game: G::KIND.name().into(),
@@ -126,6 +164,7 @@ impl Summary {
             scheduled,
             standings,
             distinct: distinct.count(),
+            distinct_capped: distinct.capped(),
             names: names.to_vec(),
         }
     }
@@ -185,6 +224,7 @@ impl Summary {
             "scheduled": self.scheduled,
             "games": s.games,
             "distinct_games": self.distinct,
+            "distinct_games_capped": self.distinct_capped,
             "terminations": s.terminations,
             "bots": bots,
             "crosstable": crosstable,
@@ -231,7 +271,7 @@ mod tests {
         };
         let recs: Vec<GameRecord> = (0..10).map(rec).collect();
         let names = ["a".to_string(), "b".to_string()];
-        let s = Summary::from_records::<TicTacToe>(1, 10, &names, &recs);
+        let s = Summary::from_records::<TicTacToe>(&Default::default(), 1, 10, &names, &recs);
         let j = s.to_json();
         assert_eq!(j["bots"][0]["elo"], "+inf");
         assert_eq!(j["bots"][0]["elo_low"], 166.2);
