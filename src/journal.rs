@@ -318,7 +318,7 @@ impl RunFolder {
             let diffs = config_differences(&old, config);
             if !diffs.is_empty() {
                 bail!(
-                    "{} holds a different run: {}; resume with the same file and --seed",
+                    "{} holds a different run: {}; resume with the same settings (the same file or arguments, and --seed)",
                     dir.display(),
                     diffs.join("; ")
                 );

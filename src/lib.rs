@@ -12,6 +12,7 @@ pub mod check;
 pub mod console;
 pub mod game;
 pub mod grade;
+pub mod head_to_head;
 pub mod interrupt;
 pub mod journal;
 pub mod judge;
