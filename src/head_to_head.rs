@@ -12,6 +12,7 @@
 //! output folder.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
@@ -19,6 +20,7 @@ use serde_json::{json, Value};
 
 use crate::bot::BuiltinBots;
 use crate::game::GameOptions;
+use crate::openings::Openings;
 use crate::output::Observer;
 use crate::record::{Forfeit, ForfeitReason, GameRecord};
 use crate::runner::{Entrant, RunConfig};
@@ -49,8 +51,10 @@ pub struct MatchConfig {
     pub games: u64,
     /// The master seed.
     pub seed: u64,
-    /// Settings every game shares (time control, openings).
+    /// Settings every game shares (time control, random plies).
     pub run: RunConfig,
+    /// The opening suite, if any (`--openings`).
+    pub openings: Option<Arc<Openings>>,
     /// Stop as soon as this test is decided.
     pub sprt: Option<Sprt>,
     /// Tell the observer the running figures (a note) every this many
@@ -384,6 +388,11 @@ fn folder_config(
     if let Some(s) = &cfg.sprt {
         t.insert("sprt".into(), s.to_string().into());
     }
+    if let Some(o) = &cfg.openings {
+        t.insert("openings".into(), o.path().display().to_string().into());
+        t.insert("openings_sha256".into(), o.sha256().into());
+        t.insert("shuffle_openings".into(), o.shuffled().into());
+    }
     t.insert(
         "bots".into(),
         toml::Value::Array(names.iter().map(|n| n.as_str().into()).collect()),
@@ -416,6 +425,7 @@ pub fn run<G: BuiltinBots>(
         schedule: &schedule,
         ids: 0..cfg.games,
         cfg: cfg.run.clone(),
+        openings: cfg.openings.as_deref(),
         config: folder_config(&names, cfg, G::KIND),
     };
     let mut tally = MatchTally {
@@ -506,6 +516,7 @@ mod tests {
                 random_plies: 2,
                 affinity: false,
             },
+            openings: None,
             sprt: sprt.map(|s| s.parse().unwrap()),
             rating_interval: 0,
         }

@@ -17,6 +17,7 @@ pub mod interrupt;
 pub mod journal;
 pub mod judge;
 pub mod net;
+pub mod openings;
 pub mod output;
 pub mod protocol;
 pub mod record;

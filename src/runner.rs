@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::bot::external::{ProcessPool, DEFAULT_POOL};
 use crate::bot::{affinity, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{Game, GameOptions, Seat};
+use crate::openings::Openings;
 use crate::record::{Forfeit, ForfeitReason, GameRecord};
 use crate::referee::{play_game, GameSetup};
 pub use crate::schedule::Pairing;
@@ -67,15 +68,26 @@ pub fn opening<G: Game>(start: &G, plies: usize, opening_seed: u64) -> Vec<G::Mo
 fn play_prepared<G: BuiltinBots>(
     entrants: &[Entrant],
     cfg: &RunConfig,
+    openings: Option<&Openings>,
     p: &Pairing,
     pool: &ProcessPool,
 ) -> GameRecord {
-    let start = G::start(&cfg.options);
+    // The suite's opening of this round (its start and moves), then the
+    // random plies from there.
+    let (start, mut forced) = match openings.and_then(|o| o.get::<G>(p.round)) {
+        Some(o) => (o.start.clone(), o.moves.clone()),
+        None => (G::start(&cfg.options), Vec::new()),
+    };
+    if cfg.random_plies > 0 {
+        let mut pos = start.clone();
+        for &m in &forced {
+            pos.play_unchecked(m);
+        }
+        forced.extend(opening(&pos, cfg.random_plies, p.opening_seed));
+    }
     let mut setup = GameSetup::new(p.id, p.seed, start.clone());
     setup.time = cfg.time;
-    if cfg.random_plies > 0 {
-        setup.opening = opening(&start, cfg.random_plies, p.opening_seed);
-    }
+    setup.opening = forced;
     let names = p.players.map(|i| entrants[i].name.clone());
     let make = |seat: Seat| {
         let i = p.players[seat.index()];
@@ -133,6 +145,7 @@ pub fn run_games<G: BuiltinBots>(
     run_games_with::<G, _>(
         entrants,
         cfg,
+        None,
         &feed,
         jobs,
         |r| r,
@@ -190,7 +203,8 @@ impl Feed for SliceFeed<'_> {
 /// How long a worker told to wait sleeps before it asks again.
 const WAIT_POLL: Duration = Duration::from_millis(1);
 
-/// Plays the games of `feed` on `jobs` threads. Each finished record goes
+/// Plays the games of `feed` on `jobs` threads, each from its round's
+/// opening of `openings` when given. Each finished record goes
 /// through `work` on the worker thread that played it, at once (per-game
 /// work such as serialising and appending it to the results file, which
 /// must not wait for other games), then to `on_done` on the calling thread,
@@ -198,6 +212,7 @@ const WAIT_POLL: Duration = Duration::from_millis(1);
 pub(crate) fn run_games_with<G: BuiltinBots, T: Send>(
     entrants: &[Entrant],
     cfg: &RunConfig,
+    openings: Option<&Openings>,
     feed: &dyn Feed,
     jobs: usize,
     work: impl Fn(GameRecord) -> T + Sync,
@@ -249,7 +264,7 @@ pub(crate) fn run_games_with<G: BuiltinBots, T: Send>(
                         }
                     };
                     let began = Instant::now();
-                    let rec = play_prepared::<G>(entrants, cfg, &p, &pool);
+                    let rec = play_prepared::<G>(entrants, cfg, openings, &p, &pool);
                     if interrupt::interrupted().is_some() {
                         // Its bots may have been killed by the interruption:
                         // the game is not theirs to lose.

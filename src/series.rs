@@ -24,6 +24,7 @@ use anyhow::{bail, Context};
 
 use crate::bot::BuiltinBots;
 use crate::journal::{self, BotPrint, RunFolder};
+use crate::openings::Openings;
 use crate::output::Observer;
 use crate::record::GameRecord;
 use crate::runner::{run_games_with, Entrant, Feed, Next, RunConfig};
@@ -47,6 +48,8 @@ pub(crate) struct Series<'a> {
     pub(crate) ids: Range<u64>,
     /// Settings every game shares.
     pub(crate) cfg: RunConfig,
+    /// The opening suite, if any.
+    pub(crate) openings: Option<&'a Openings>,
     /// What the run folder keeps to recognise the run (`tournament.toml`):
     /// a resumed folder must hold the same.
     pub(crate) config: toml::Table,
@@ -180,6 +183,7 @@ pub(crate) fn play_series<G: BuiltinBots>(
     run_games_with::<G, _>(
         s.entrants,
         &s.cfg,
+        s.openings,
         &feed,
         opts.jobs,
         |rec| {

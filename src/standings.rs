@@ -116,6 +116,52 @@ pub struct Standings {
     pub games: u64,
     /// How games ended: termination name -> count.
     pub terminations: BTreeMap<String, u64>,
+    /// Whether each start position seen has an odd number of moves on it.
+    #[serde(skip)]
+    odd_starts: StartParity,
+}
+
+/// Which start positions (by text) have an odd number of moves played on
+/// them, remembered so that each is read once: in all three games player 1
+/// moves at even plies, so that says who made a record's first timed move.
+/// Holds the last start seen (nearly every game of a run shares it) and a
+/// bounded map of the others (an opening suite's positions).
+#[derive(Clone, Debug, Default)]
+struct StartParity {
+    last: Option<(String, bool)>,
+    others: std::collections::HashMap<String, bool>,
+}
+
+impl StartParity {
+    /// Most start positions remembered besides the last one.
+    const MAX: usize = 4096;
+
+    fn odd(&mut self, rec: &GameRecord) -> bool {
+        if let Some((text, odd)) = &self.last {
+            if *text == rec.start {
+                return *odd;
+            }
+        }
+        let odd = match self.others.get(&rec.start) {
+            Some(&odd) => odd,
+            None => {
+                let odd = crate::game::start_ply(rec.game, &rec.start) % 2 == 1;
+                if self.others.len() < Self::MAX {
+                    self.others.insert(rec.start.clone(), odd);
+                }
+                odd
+            }
+        };
+        self.last = Some((rec.start.clone(), odd));
+        odd
+    }
+}
+
+/// A cache: standings are equal whatever it holds.
+impl PartialEq for StartParity {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Standings {
@@ -163,12 +209,9 @@ impl Standings {
             }
         }
         // Times alternate between the seats, starting with whoever moved
-        // first after the opening.
-        let first_mover = if rec.opening.len().is_multiple_of(2) {
-            Seat::One
-        } else {
-            Seat::Two
-        };
+        // first after the opening (player 1 moves at even plies).
+        let odd = self.odd_starts.odd(rec) ^ (rec.opening.len() % 2 == 1);
+        let first_mover = if odd { Seat::Two } else { Seat::One };
         for seat in Seat::BOTH {
             let name = &rec.players[seat.index()];
             let opp = &rec.players[seat.other().index()];
@@ -310,6 +353,35 @@ mod tests {
         assert_eq!(
             Standings::from_records(&recs),
             Standings::from_records(&rev)
+        );
+    }
+
+    #[test]
+    fn move_times_go_to_the_seat_that_moved_after_a_suite_position() {
+        // One X on the board: player 2 makes the first timed move.
+        let mut r = rec("a", "b", None, vec![10, 20, 30]);
+        r.start = "X........".into();
+        let s = Standings::from_records([&r]);
+        assert_eq!(
+            (s.bots["a"].move_time_us, s.bots["b"].move_time_us),
+            (20, 40)
+        );
+        // The usual start and one opening move: the same.
+        let mut r = rec("a", "b", None, vec![10, 20, 30]);
+        r.opening = vec!["4".into()];
+        let s = Standings::from_records([&r]);
+        assert_eq!(
+            (s.bots["a"].move_time_us, s.bots["b"].move_time_us),
+            (20, 40)
+        );
+        // A position with one move and one opening move: player 1 again.
+        let mut r = rec("a", "b", None, vec![10, 20, 30]);
+        r.start = "X........".into();
+        r.opening = vec!["4".into()];
+        let s = Standings::from_records([&r]);
+        assert_eq!(
+            (s.bots["a"].move_time_us, s.bots["b"].move_time_us),
+            (40, 20)
         );
     }
 

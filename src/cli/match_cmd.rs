@@ -5,6 +5,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
@@ -12,6 +13,7 @@ use clap::Args;
 use super::{GameArgs, TimeArgs};
 use referee::bot::{BotSpec, BuiltinBots};
 use referee::head_to_head::{self, Ending, MatchConfig};
+use referee::openings::Openings;
 use referee::output::Progress;
 use referee::runner::{Entrant, RunConfig};
 use referee::stats::{Sprt, SprtStatus};
@@ -23,6 +25,9 @@ const DEFAULT_GAMES: u64 = 100;
 /// Games when `--games` is not given with `--sprt`: an upper bound the
 /// test should rarely reach.
 const DEFAULT_SPRT_GAMES: u64 = 1_000_000;
+
+/// Most random plies, as in a tournament file.
+const MAX_RANDOM_PLIES: usize = 80;
 
 /// Exit code when the SPRT accepted H0 (no gain of elo1).
 const EXIT_H0: u8 = 1;
@@ -47,9 +52,17 @@ pub struct MatchArgs {
     /// Master seed: same seed, same games.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Random plies at the start of each pair of games (shared by both games of the pair).
+    /// Random plies at the start of each pair of games (shared by both
+    /// games of the pair; after the suite's opening with --openings).
     #[arg(long, default_value_t = 0)]
     random_plies: usize,
+    /// An opening suite: one position or move list per line (docs/tournaments.md,
+    /// "Opening suites"); pair k plays opening k, seats swapped.
+    #[arg(long, value_name = "FILE")]
+    openings: Option<PathBuf>,
+    /// Play the suite in an order shuffled by the seed instead of file order.
+    #[arg(long)]
+    shuffle_openings: bool,
     /// Stop as soon as a sequential probability ratio test is decided:
     /// `elo0=0,elo1=5,alpha=0.05,beta=0.05[,model=normalized|logistic]`.
     #[arg(long, value_name = "SPEC")]
@@ -110,6 +123,25 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         DEFAULT_GAMES
     });
     let jobs = super::jobs(args.jobs)?;
+    if args.random_plies > MAX_RANDOM_PLIES {
+        anyhow::bail!(
+            "--random-plies must be at most {MAX_RANDOM_PLIES}, got {}",
+            args.random_plies
+        );
+    }
+    if args.shuffle_openings && args.openings.is_none() {
+        anyhow::bail!("--shuffle-openings needs --openings FILE");
+    }
+    let openings = match &args.openings {
+        Some(path) => Some(Arc::new(Openings::load(
+            G::KIND,
+            &args.game.options(),
+            path,
+            args.shuffle_openings,
+            args.seed,
+        )?)),
+        None => None,
+    };
     let mut specs = Vec::new();
     for (i, text) in [&args.bot1, &args.bot2].iter().enumerate() {
         let mut spec = BotSpec::resolve::<G>(text).with_context(|| format!("bot {}", i + 1))?;
@@ -143,6 +175,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
             random_plies: args.random_plies,
             affinity: !args.process.no_affinity,
         },
+        openings,
         sprt,
         rating_interval: args.rating_interval,
     };

@@ -115,6 +115,7 @@ pub fn run<G: BuiltinBots>(
         schedule: sched,
         ids: ids.clone(),
         cfg,
+        openings: t.file.openings.as_deref(),
         config: t.file.canonical(),
     };
     let mut tally = TournamentTally {
@@ -180,7 +181,7 @@ pub fn merge(
         }
     }
     let text = toml::to_string(&config)?;
-    let file = TournamentFile::parse(&first.join(journal::CONFIG), text, None)?;
+    let file = TournamentFile::parse_copy(&first.join(journal::CONFIG), text)?;
     let total = file.schedule.total();
     let mut by_id: Vec<Option<GameRecord>> = vec![None; total as usize];
     for d in dirs {
