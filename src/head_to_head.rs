@@ -400,6 +400,17 @@ fn folder_config(
     t
 }
 
+/// Checks a match's number of games: even (games come in pairs) and at
+/// least 2. Any larger number is fine: a match streams its games.
+pub fn check_games(games: u64) -> anyhow::Result<()> {
+    if games == 0 || !games.is_multiple_of(2) {
+        bail!(
+            "--games must be a positive even number (games come in pairs, seats swapped), got {games}"
+        );
+    }
+    Ok(())
+}
+
 /// Plays a match between `entrants[0]` (the first bot, whose side every
 /// figure takes) and `entrants[1]`, resuming from and writing to
 /// `opts.out` when given.
@@ -409,12 +420,7 @@ pub fn run<G: BuiltinBots>(
     opts: &RunOptions,
     observer: &dyn Observer,
 ) -> anyhow::Result<MatchReport> {
-    if cfg.games == 0 || !cfg.games.is_multiple_of(2) {
-        bail!(
-            "--games must be a positive even number (games come in pairs, seats swapped), got {}",
-            cfg.games
-        );
-    }
+    check_games(cfg.games)?;
     if opts.jobs == 0 {
         bail!("--jobs must be at least 1");
     }

@@ -68,7 +68,7 @@ pub struct GradeArgs {
 
 /// Runs `grade`: exit 0 pass, 1 fail, 2 harness error.
 pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
-    let mut cfg = args.opts.config();
+    let mut cfg = args.opts.config()?;
     cfg.out = args.out.clone();
     referee::interrupt::install(super::tell)?;
     let progress = Progress::new(args.json);
@@ -92,16 +92,29 @@ pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Most sampled games per seat: grading keeps every game to judge it.
+const MAX_GAMES: u64 = 100_000;
+
 impl GradeOptions {
-    /// The library configuration these options describe.
-    fn config(&self) -> GradeConfig {
+    /// The library configuration these options describe, checked: the same
+    /// one-line errors as `match` and `tournament` for `--jobs 0` and a
+    /// `--games` of 0 (or beyond what grading can hold).
+    fn config(&self) -> anyhow::Result<GradeConfig> {
+        let jobs = super::jobs(self.jobs)?;
+        if !self.exhaustive && !(1..=MAX_GAMES).contains(&self.games) {
+            anyhow::bail!(
+                "--games must be between 1 and {MAX_GAMES} (games per seat; grading keeps every \
+                 game to judge it), got {}",
+                self.games
+            );
+        }
         let seats = match self.seat.as_deref() {
             Some("1") => Some(vec![Seat::One]),
             Some("2") => Some(vec![Seat::Two]),
             Some(_) => Some(vec![Seat::One, Seat::Two]),
             None => None,
         };
-        GradeConfig {
+        Ok(GradeConfig {
             options: self.game.options(),
             seats,
             games: self.games,
@@ -111,10 +124,7 @@ impl GradeOptions {
                 (true, true) => GradeMode::ExhaustiveCanonical,
             },
             seed: self.seed,
-            jobs: self
-                .jobs
-                .unwrap_or_else(referee::runner::default_jobs)
-                .max(1),
+            jobs,
             thresholds: Thresholds {
                 random: self.min_vs_random,
                 greedy: self.min_vs_greedy,
@@ -122,7 +132,7 @@ impl GradeOptions {
             },
             time: self.time.control(),
             out: None,
-        }
+        })
     }
 }
 
@@ -142,7 +152,7 @@ pub struct GradeAllArgs {
 /// Runs `grade-all`: one row per student; a broken submission never stops it.
 pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
     referee::interrupt::install(super::tell)?;
-    let cfg = args.opts.config();
+    let cfg = args.opts.config()?;
     let progress = Progress::new(false);
     let rows = grade_class(args.opts.game.game, &args.dir, &cfg, cfg.jobs, &progress)?;
     let out = args.out.clone().unwrap_or_else(|| args.dir.clone());

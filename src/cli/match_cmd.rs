@@ -122,6 +122,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
     } else {
         DEFAULT_GAMES
     });
+    head_to_head::check_games(games)?;
     let jobs = super::jobs(args.jobs)?;
     if args.random_plies > MAX_RANDOM_PLIES {
         anyhow::bail!(

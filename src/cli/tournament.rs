@@ -30,8 +30,8 @@ pub struct TournamentArgs {
     #[arg(long)]
     resume: bool,
     /// Play only slice K of N of the schedule (combine with `referee merge`).
-    #[arg(long, value_parser = parse_shard)]
-    shard: Option<(u64, u64)>,
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
     /// Print the standings as JSON instead of tables.
     #[arg(long)]
     json: bool,
@@ -72,12 +72,18 @@ fn run_game<G: BuiltinBots>(
         args.process.apply(&mut e.spec);
     }
     let jobs = super::jobs(args.jobs)?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(parse_shard)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
     super::warn_jobs(jobs, t.has_external());
     let opts = RunOptions {
         jobs,
         out: args.out.clone(),
         resume: args.resume,
-        shard: args.shard,
+        shard,
         affinity: !args.process.no_affinity,
     };
     referee::interrupt::install(super::tell)?;
@@ -117,7 +123,7 @@ fn run_game<G: BuiltinBots>(
         );
         println!(
             "{}",
-            super::played_line(r.played, r.elapsed, r.resumed, args.shard)
+            super::played_line(r.played, r.elapsed, r.resumed, shard)
         );
         if let Some(dir) = &args.out {
             println!("Results in {}", dir.display());
