@@ -14,7 +14,7 @@
 //! more than [`WINDOW`] ids past the first game not yet counted, which
 //! bounds the games waiting to be counted.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -238,8 +238,13 @@ pub(crate) fn play_series<G: BuiltinBots>(
 struct Sequencer<'t> {
     /// The first id not yet counted.
     next: u64,
-    /// Finished games past `next`, by id (boxed: moved in and out cheaply).
-    waiting: BTreeMap<u64, Box<(GameRecord, u64)>>,
+    /// Finished games with ids `next`, `next + 1`, ... (`None`: not yet
+    /// in), for ids less than [`RING`] past `next`: every game a worker
+    /// plays, since workers stay within [`WINDOW`].
+    ring: VecDeque<Option<(GameRecord, u64)>>,
+    /// Finished games further ahead (read from a folder whose run had a
+    /// longer gap), by id.
+    far: BTreeMap<u64, (GameRecord, u64)>,
     tally: &'t mut dyn Tally,
     /// The last counted id, once the tally stopped.
     stopped: Option<u64>,
@@ -247,11 +252,15 @@ struct Sequencer<'t> {
     discarded: u64,
 }
 
+/// Ids past the first uncounted one kept in the ring.
+const RING: u64 = 2 * WINDOW;
+
 impl<'t> Sequencer<'t> {
     fn new(first: u64, tally: &'t mut dyn Tally) -> Self {
         Sequencer {
             next: first,
-            waiting: BTreeMap::new(),
+            ring: VecDeque::new(),
+            far: BTreeMap::new(),
             tally,
             stopped: None,
             discarded: 0,
@@ -262,11 +271,36 @@ impl<'t> Sequencer<'t> {
     fn put(&mut self, rec: GameRecord, fp: u64) {
         if self.stopped.is_some() {
             self.discarded += 1;
-        } else if rec.id == self.next {
-            self.count(rec, fp);
+            return;
+        }
+        let Some(ahead) = rec.id.checked_sub(self.next) else {
+            return;
+        };
+        if ahead < RING {
+            let slot = ahead as usize;
+            if self.ring.len() <= slot {
+                self.ring.resize_with(slot + 1, || None);
+            }
+            self.ring[slot] = Some((rec, fp));
             self.drain();
-        } else if rec.id > self.next {
-            self.waiting.insert(rec.id, Box::new((rec, fp)));
+        } else {
+            self.far.insert(rec.id, (rec, fp));
+        }
+    }
+
+    /// Counts the games that are next in line.
+    fn drain(&mut self) {
+        while self.stopped.is_none() {
+            let game = match self.ring.front_mut() {
+                Some(slot @ Some(_)) => slot.take(),
+                _ => match self.far.first_key_value() {
+                    Some((&id, _)) if id == self.next => self.far.pop_first().map(|(_, g)| g),
+                    _ => None,
+                },
+            };
+            let Some((rec, fp)) = game else { break };
+            self.ring.pop_front();
+            self.count(rec, fp);
         }
     }
 
@@ -274,28 +308,28 @@ impl<'t> Sequencer<'t> {
         self.next = rec.id + 1;
         if self.tally.add(&rec, fp) == Flow::Stop {
             self.stopped = Some(rec.id);
-            self.discarded += self.waiting.len() as u64;
-            self.waiting.clear();
-        }
-    }
-
-    /// Counts the waiting games that are next in line.
-    fn drain(&mut self) {
-        while let Some(entry) = self.waiting.first_entry() {
-            if *entry.key() != self.next {
-                break;
-            }
-            let (rec, fp) = *entry.remove();
-            self.count(rec, fp);
+            let waiting = self.ring.iter().flatten().count() + self.far.len();
+            self.discarded += waiting as u64;
+            self.ring.clear();
+            self.far.clear();
         }
     }
 
     /// Counts every waiting game, in id order, skipping the ids that never
     /// came (an interrupted run).
     fn flush(&mut self) {
-        while let Some((_, game)) = self.waiting.pop_first() {
-            let (rec, fp) = *game;
-            self.count(rec, fp);
+        let first = self.next;
+        for (i, slot) in std::mem::take(&mut self.ring).into_iter().enumerate() {
+            if let Some(game) = slot {
+                self.far.insert(first + i as u64, game);
+            }
+        }
+        while let Some((_, (rec, fp))) = self.far.pop_first() {
+            if self.stopped.is_some() {
+                self.discarded += 1;
+            } else {
+                self.count(rec, fp);
+            }
         }
     }
 }
@@ -461,5 +495,18 @@ mod tests {
         assert_eq!(q.next, 2);
         q.flush();
         assert_eq!(t.0, [0, 1, 3, 4]);
+
+        // A game far ahead (a resumed folder with a long gap) waits aside
+        // and is counted in its turn.
+        let mut t = Ids(vec![], None);
+        let mut q = Sequencer::new(0, &mut t);
+        q.put(rec(RING + 3), 0);
+        for id in (1..RING + 3).rev() {
+            q.put(rec(id), 0);
+        }
+        assert_eq!(q.next, 0);
+        q.put(rec(0), 0);
+        assert_eq!(q.next, RING + 4);
+        assert_eq!(t.0, (0..RING + 4).collect::<Vec<_>>());
     }
 }
