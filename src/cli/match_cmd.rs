@@ -229,8 +229,11 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         );
         if r.discarded > 0 {
             println!(
-                "{} games that finished after the SPRT was decided were not counted",
-                r.discarded
+                "{} after the SPRT was decided: not counted, and not kept",
+                match r.discarded {
+                    1 => "1 game finished".to_string(),
+                    n => format!("{n} games finished"),
+                }
             );
         }
         if let Some(dir) = &args.out {
