@@ -94,8 +94,9 @@ impl Observer for Counting {
 /// (`None`), a match, or a match with an SPRT. Returns wall and CPU seconds
 /// and what the observer was told.
 fn one_run(games: u64, jobs: usize, kind: &str) -> (f64, f64, u64, u64) {
-    let dir = std::env::temp_dir().join(format!(
-        "referee-bench-stats-{}-{kind}-{jobs}",
+    // Under target/, where no other program's clean-up of /tmp reaches.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "target/bench-stats/{}-{kind}-{jobs}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);

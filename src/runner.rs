@@ -263,18 +263,17 @@ pub(crate) fn run_games_with<G: BuiltinBots, T: Send>(
                             continue;
                         }
                     };
-                    let began = Instant::now();
+                    // A batch's age counts from the start of its first game,
+                    // so a game that took BATCH_WAIT or more goes out at once
+                    // instead of waiting for the next game to end.
+                    if batch.is_empty() {
+                        opened = Instant::now();
+                    }
                     let rec = play_prepared::<G>(entrants, cfg, openings, &p, &pool);
                     if interrupt::interrupted().is_some() {
                         // Its bots may have been killed by the interruption:
                         // the game is not theirs to lose.
                         break;
-                    }
-                    // A batch's age counts from the start of its first game,
-                    // so a game that took BATCH_WAIT or more goes out at once
-                    // instead of waiting for the next game to end.
-                    if batch.is_empty() {
-                        opened = began;
                     }
                     batch.push(work(rec));
                     let full = batch.len() >= BATCH_GAMES || opened.elapsed() >= BATCH_WAIT;
