@@ -126,7 +126,6 @@ fn one_run(games: u64, jobs: usize, kind: &str) -> (f64, f64, u64, u64) {
             spec: BotSpec::resolve::<TicTacToe>("greedy").expect("built-in bot"),
         });
         let cfg = MatchConfig {
-            options: GameOptions::default(),
             games,
             seed: 1,
             run: RunConfig {

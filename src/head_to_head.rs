@@ -19,7 +19,6 @@ use anyhow::bail;
 use serde_json::{json, Value};
 
 use crate::bot::BuiltinBots;
-use crate::game::GameOptions;
 use crate::openings::Openings;
 use crate::output::Observer;
 use crate::record::{Forfeit, ForfeitReason, GameRecord};
@@ -45,13 +44,12 @@ const STATUS_EVERY: Duration = Duration::from_millis(200);
 /// Everything that decides a match's games and how they are counted.
 #[derive(Clone, Debug)]
 pub struct MatchConfig {
-    /// Game options (Notakto boards).
-    pub options: GameOptions,
     /// Games to play at most (even, at least 2).
     pub games: u64,
     /// The master seed.
     pub seed: u64,
-    /// Settings every game shares (time control, random plies).
+    /// Settings every game shares (game options, time control, random
+    /// plies).
     pub run: RunConfig,
     /// The opening suite, if any (`--openings`).
     pub openings: Option<Arc<Openings>>,
@@ -379,7 +377,7 @@ fn folder_config(
     let int = |v: u64| toml::Value::Integer(i64::try_from(v).unwrap_or(i64::MAX));
     t.insert("kind".into(), "match".into());
     t.insert("game".into(), kind.name().into());
-    t.insert("boards".into(), int(cfg.options.boards as u64));
+    t.insert("boards".into(), int(cfg.run.options.boards as u64));
     t.insert("games".into(), int(cfg.games));
     t.insert("seed".into(), int(cfg.seed));
     t.insert("random_plies".into(), int(cfg.run.random_plies as u64));
@@ -388,8 +386,9 @@ fn folder_config(
     if let Some(s) = &cfg.sprt {
         t.insert("sprt".into(), s.to_string().into());
     }
+    // The suite by its contents, not its path: a resumed match may name
+    // the same file another way.
     if let Some(o) = &cfg.openings {
-        t.insert("openings".into(), o.path().display().to_string().into());
         t.insert("openings_sha256".into(), o.sha256().into());
         t.insert("shuffle_openings".into(), o.shuffled().into());
     }
@@ -501,7 +500,7 @@ pub fn run<G: BuiltinBots>(
 mod tests {
     use super::*;
     use crate::bot::{BotSpec, BuiltinSpec, TimeControl};
-    use crate::game::TicTacToe;
+    use crate::game::{GameOptions, TicTacToe};
     use crate::output::Silent;
 
     fn entrants(a: &str, b: &str) -> [Entrant; 2] {
@@ -513,7 +512,6 @@ mod tests {
 
     fn config(games: u64, sprt: Option<&str>) -> MatchConfig {
         MatchConfig {
-            options: GameOptions::default(),
             games,
             seed: 3,
             run: RunConfig {

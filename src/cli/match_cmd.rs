@@ -167,7 +167,6 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
             .any(|e| !matches!(e.spec, BotSpec::Builtin(_))),
     );
     let cfg = MatchConfig {
-        options: args.game.options(),
         games,
         seed: args.seed,
         run: RunConfig {
