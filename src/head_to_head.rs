@@ -111,7 +111,7 @@ impl MatchStats {
 /// LLR only with an SPRT). `{:#}` is the short form for a progress bar:
 /// `68.8% Elo +137 [+60, +229] LLR 1.23 (-2.94, 2.94)`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Interim {
+pub(crate) struct Interim {
     /// Games counted.
     pub games: u64,
     /// Games scheduled.

@@ -87,7 +87,7 @@ impl Openings {
     }
 
     /// Checks the suite `text` (read from `path`, named in messages).
-    pub fn parse<G: Game>(
+    pub(crate) fn parse<G: Game>(
         path: &Path,
         text: &str,
         options: &GameOptions,
@@ -134,34 +134,26 @@ impl Openings {
         })
     }
 
-    /// The file it was read from.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// SHA-256 of its text: a run folder keeps it, so that a resumed run
     /// refuses a suite that changed.
-    pub fn sha256(&self) -> &str {
+    pub(crate) fn sha256(&self) -> &str {
         &self.sha256
     }
 
     /// Whether it is played shuffled (by the seed) rather than in file order.
-    pub fn shuffled(&self) -> bool {
+    pub(crate) fn shuffled(&self) -> bool {
         self.shuffled
     }
 
     /// Number of openings.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.lines.len()
     }
 
-    /// Whether it has no openings (never, once loaded).
-    pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
-    }
-
     /// The suite line that round `round` plays.
-    pub fn line_of(&self, round: u64) -> usize {
+    #[cfg(test)]
+    pub(crate) fn line_of(&self, round: u64) -> usize {
         self.lines[self.index(round)]
     }
 
