@@ -38,7 +38,7 @@ pub enum Command {
     Play(play::PlayArgs),
     /// Judge a recorded game: print A, B, Draw or Pending.
     Judge(judge::JudgeArgs),
-    /// Play N games between two bots, seats alternating, and print the score.
+    /// Play two bots in pairs of games: score, Elo, LOS, pentanomial counts, optional SPRT.
     Match(match_cmd::MatchArgs),
     /// List the built-in bots of every game with their parameters.
     Bots(bots::BotsArgs),
