@@ -37,7 +37,8 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use referee::bot::uttt::{Mcts, PriorWeights, SearchConfig};
 use referee::game::{Game, Seat, Uttt, UtttMove};
-use referee::standings::{elo_interval, Wdl};
+use referee::standings::Wdl;
+use referee::stats::elo_trinomial;
 
 fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -255,7 +256,7 @@ fn main() {
     });
     eprintln!();
     let wdl = results.into_inner().unwrap_or_default();
-    let (elo, lo, hi) = elo_interval(&wdl);
+    let elo = elo_trinomial(&wdl);
     let mut table = Table::new();
     table.set_header(vec![
         "opponent",
@@ -275,7 +276,7 @@ fn main() {
         wdl.games().to_string(),
         format!("{} / {} / {}", wdl.wins, wdl.draws, wdl.losses),
         format!("{:.1} %", 100.0 * wdl.score()),
-        format!("{elo:+.0} [{lo:+.0}, {hi:+.0}]"),
+        elo.to_string(),
     ]);
     println!("{table}");
 }

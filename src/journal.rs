@@ -89,6 +89,23 @@ pub struct Games {
 /// A torn last line is skipped and reported in [`Games::torn`]; any other
 /// line that is not a game record is an error naming `file:line`.
 pub(crate) fn read_games(dir: &Path) -> anyhow::Result<Games> {
+    let mut records = Vec::new();
+    let mut games = scan_games(dir, |r| {
+        records.push(r);
+        Ok(())
+    })?;
+    games.records = records;
+    Ok(games)
+}
+
+/// Reads the games of run folder `dir` one at a time, handing each to
+/// `each` (which may stop the scan with an error) and keeping none: memory
+/// does not grow with the file. The rules are [`read_games`]'; the result's
+/// `records` is empty.
+pub(crate) fn scan_games(
+    dir: &Path,
+    mut each: impl FnMut(GameRecord) -> anyhow::Result<()>,
+) -> anyhow::Result<Games> {
     let path = games_path(dir);
     let file = match File::open(&path) {
         Ok(f) => f,
@@ -124,7 +141,7 @@ pub(crate) fn read_games(dir: &Path) -> anyhow::Result<Games> {
         }
         let rec: GameRecord = serde_json::from_slice(&line)
             .map_err(|e| anyhow::anyhow!("{}:{number}: not a game record: {e}", path.display()))?;
-        games.records.push(rec);
+        each(rec)?;
     }
     Ok(games)
 }
@@ -166,6 +183,41 @@ fn holder_text() -> String {
     )
 }
 
+/// Creates `dir` and takes its lock, or fails naming the run that holds it.
+fn lock(dir: &Path) -> anyhow::Result<nix::fcntl::Flock<File>> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create output folder {}", dir.display()))?;
+    let lock_path = dir.join(LOCK);
+    let lock_file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+        .with_context(|| format!("cannot open {}", lock_path.display()))?;
+    let mut lock =
+        match nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+            Ok(l) => l,
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
+                let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
+                bail!(
+                    "{} is in use by another referee run ({}); wait for it to finish, or \
+                     choose another folder",
+                    dir.display(),
+                    holder.trim()
+                );
+            }
+            Err((_, e)) => {
+                return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()))
+            }
+        };
+    // Say who holds it, for the next one that tries.
+    lock.set_len(0)
+        .and_then(|_| lock.write_all(holder_text().as_bytes()))
+        .with_context(|| format!("cannot write {}", lock_path.display()))?;
+    Ok(lock)
+}
+
 impl RunFolder {
     /// Opens `dir` for writing games: creates it, takes its lock (or fails
     /// naming the run that holds it), and cuts a torn last line off the
@@ -173,37 +225,24 @@ impl RunFolder {
     /// and the games already in it (with the torn line that was cut, if
     /// any, in [`Games::torn`]).
     pub fn open(dir: &Path) -> anyhow::Result<(RunFolder, Games)> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create output folder {}", dir.display()))?;
-        let lock_path = dir.join(LOCK);
-        let lock_file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .with_context(|| format!("cannot open {}", lock_path.display()))?;
-        let mut lock =
-            match nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
-                Ok(l) => l,
-                Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
-                    let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
-                    bail!(
-                        "{} is in use by another referee run ({}); wait for it to finish, or \
-                         choose another folder",
-                        dir.display(),
-                        holder.trim()
-                    );
-                }
-                Err((_, e)) => {
-                    return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()))
-                }
-            };
-        // Say who holds it, for the next one that tries.
-        lock.set_len(0)
-            .and_then(|_| lock.write_all(holder_text().as_bytes()))
-            .with_context(|| format!("cannot write {}", lock_path.display()))?;
-        let mut games = read_games(dir)?;
+        let lock = lock(dir)?;
+        let mut records = Vec::new();
+        let (folder, mut games) = RunFolder::open_locked(dir, lock, |r| {
+            records.push(r);
+            Ok(())
+        })?;
+        games.records = records;
+        Ok((folder, games))
+    }
+
+    /// Reads the games of a locked folder through `each`, cuts a torn last
+    /// line off, and opens the games file for appending.
+    fn open_locked(
+        dir: &Path,
+        lock: nix::fcntl::Flock<File>,
+        each: impl FnMut(GameRecord) -> anyhow::Result<()>,
+    ) -> anyhow::Result<(RunFolder, Games)> {
+        let mut games = scan_games(dir, each)?;
         let path = games_path(dir);
         if let Some(t) = &games.torn {
             // What reading said, and that it is now cut off.
@@ -242,21 +281,44 @@ impl RunFolder {
         bots: &[BotPrint],
         resume: bool,
     ) -> anyhow::Result<(RunFolder, Games)> {
-        let (folder, mut games) = RunFolder::open(dir)?;
-        let has_games = !games.records.is_empty() || games.torn.is_some();
+        let mut records = Vec::new();
+        let (folder, mut games) = RunFolder::start_with(dir, config, bots, resume, |r| {
+            records.push(r);
+            Ok(())
+        })?;
+        games.records = records;
+        Ok((folder, games))
+    }
+
+    /// [`RunFolder::start`] that hands the games already played to `each`,
+    /// one at a time, instead of keeping them (the result's `records` is
+    /// empty): a resumed run of any length reads its folder in bounded
+    /// memory. The folder is checked against `config` and `bots` before any
+    /// game is read.
+    pub(crate) fn start_with(
+        dir: &Path,
+        config: &toml::Table,
+        bots: &[BotPrint],
+        resume: bool,
+        each: impl FnMut(GameRecord) -> anyhow::Result<()>,
+    ) -> anyhow::Result<(RunFolder, Games)> {
+        let lock = lock(dir)?;
+        // Any byte in the games file is a game, or a torn line of one.
+        let has_games = std::fs::metadata(games_path(dir)).is_ok_and(|m| m.len() > 0);
         if has_games && !resume {
             bail!(
                 "{} already holds games; pass --resume to finish that run, or choose another --out",
                 games_path(dir).display()
             );
         }
+        let mut notes = Vec::new();
         let cfg_path = dir.join(CONFIG);
         if resume && cfg_path.exists() {
             let old = read_config(dir)?;
             let diffs = config_differences(&old, config);
             if !diffs.is_empty() {
                 bail!(
-                    "{} holds a different run: {}; resume with the same file and --seed",
+                    "{} holds a different run: {}; resume with the same settings (the same file or arguments, and --seed)",
                     dir.display(),
                     diffs.join("; ")
                 );
@@ -273,7 +335,7 @@ impl RunFolder {
                         );
                     }
                 }
-                None if has_games => games.notes.push(format!(
+                None if has_games => notes.push(format!(
                     "warning: {} has no {FINGERPRINT} (written by an older referee): the bots' \
                      programs cannot be checked against the games already played",
                     dir.display()
@@ -287,11 +349,53 @@ impl RunFolder {
                 games_path(dir).display()
             );
         }
+        let (folder, mut games) = RunFolder::open_locked(dir, lock, each)?;
+        games.notes.extend(notes);
         let text = toml::to_string(config).context("writing the configuration")?;
         folder.write_file(CONFIG, text.as_bytes())?;
         let print = serde_json::to_string_pretty(bots)? + "\n";
         folder.write_file(FINGERPRINT, print.as_bytes())?;
         Ok((folder, games))
+    }
+
+    /// Keeps only the games whose id satisfies `keep`, rewriting the games
+    /// file (to a temporary file, then renamed over it, so a reader or a
+    /// kill never sees half of it) and appending to the new file from now
+    /// on. Returns how many games were dropped. Used when a run stops early
+    /// (a concluded SPRT) and games played past its end must not count.
+    pub(crate) fn retain_games(&mut self, keep: impl Fn(u64) -> bool) -> anyhow::Result<u64> {
+        let path = games_path(&self.dir);
+        let tmp = self.dir.join(format!(".{GAMES}.tmp"));
+        let mut out = std::io::BufWriter::new(
+            File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?,
+        );
+        let mut dropped = 0;
+        let mut line = Vec::new();
+        scan_games(&self.dir, |r| {
+            if keep(r.id) {
+                line.clear();
+                serde_json::to_writer(&mut line, &r)?;
+                line.push(b'\n');
+                out.write_all(&line)
+                    .with_context(|| format!("cannot write {}", tmp.display()))?;
+            } else {
+                dropped += 1;
+            }
+            Ok(())
+        })?;
+        let file = out
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|f| f.sync_all().map(|_| f))
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        drop(file);
+        std::fs::rename(&tmp, &path)
+            .with_context(|| format!("cannot replace {}", path.display()))?;
+        self.games = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        Ok(dropped)
     }
 
     /// The folder.

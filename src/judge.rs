@@ -18,8 +18,14 @@ pub fn verdict<G: Game>(pos: &G) -> &'static str {
 /// returns the verdict and the final position. The first bad move is an
 /// error naming it and its index.
 pub fn judge<G: Game>(opts: &GameOptions, text: &str) -> Result<(&'static str, G), ParseError> {
+    judge_from(G::start(opts), text)
+}
+
+/// [`judge`] from the position `start` instead of the start: a game of an
+/// opening suite's position (its record's `start`).
+pub fn judge_from<G: Game>(start: G, text: &str) -> Result<(&'static str, G), ParseError> {
     let moves = G::split_moves(text)?;
-    let mut pos = G::start(opts);
+    let mut pos = start;
     for (i, m) in moves.iter().enumerate() {
         let at = |why: String| ParseError::new(format!("move {} (index {i}) '{m}': {why}", i + 1));
         let mv = G::parse_move(m).map_err(|e| at(e.to_string()))?;
@@ -67,6 +73,13 @@ mod tests {
         assert!(e.contains("index 0"), "{e}");
         let e = judge::<Notakto>(&GameOptions::default(), "[[0,0]]").unwrap_err();
         assert!(e.to_string().contains("for tictactoe"), "{e}");
+    }
+
+    #[test]
+    fn from_a_position() {
+        let start: TicTacToe = "X...O....".parse().unwrap();
+        let (v, p) = judge_from(start, "1 7 2").unwrap();
+        assert_eq!((v, p.to_string()), ("A", "XXX.O..O.".to_string()));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::bot::external::{ProcessPool, DEFAULT_POOL};
 use crate::bot::{affinity, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{Game, GameOptions, Seat};
+use crate::openings::Openings;
 use crate::record::{Forfeit, ForfeitReason, GameRecord};
 use crate::referee::{play_game, GameSetup};
 pub use crate::schedule::Pairing;
@@ -67,15 +68,26 @@ pub fn opening<G: Game>(start: &G, plies: usize, opening_seed: u64) -> Vec<G::Mo
 fn play_prepared<G: BuiltinBots>(
     entrants: &[Entrant],
     cfg: &RunConfig,
+    openings: Option<&Openings>,
     p: &Pairing,
     pool: &ProcessPool,
 ) -> GameRecord {
-    let start = G::start(&cfg.options);
+    // The suite's opening of this round (its start and moves), then the
+    // random plies from there.
+    let (start, mut forced) = match openings.and_then(|o| o.get::<G>(p.round)) {
+        Some(o) => (o.start.clone(), o.moves.clone()),
+        None => (G::start(&cfg.options), Vec::new()),
+    };
+    if cfg.random_plies > 0 {
+        let mut pos = start.clone();
+        for &m in &forced {
+            pos.play_unchecked(m);
+        }
+        forced.extend(opening(&pos, cfg.random_plies, p.opening_seed));
+    }
     let mut setup = GameSetup::new(p.id, p.seed, start.clone());
     setup.time = cfg.time;
-    if cfg.random_plies > 0 {
-        setup.opening = opening(&start, cfg.random_plies, p.opening_seed);
-    }
+    setup.opening = forced;
     let names = p.players.map(|i| entrants[i].name.clone());
     let make = |seat: Seat| {
         let i = p.players[seat.index()];
@@ -116,7 +128,8 @@ fn play_prepared<G: BuiltinBots>(
 
 /// Plays every pairing on `jobs` threads, calling `on_done` on the calling
 /// thread as each game finishes (in finishing order). Returns the records
-/// sorted by id.
+/// sorted by id. Keeps every record: for runs of known, modest size
+/// (grading, tests); long runs stream through [`crate::series`].
 pub fn run_games<G: BuiltinBots>(
     entrants: &[Entrant],
     cfg: &RunConfig,
@@ -125,10 +138,15 @@ pub fn run_games<G: BuiltinBots>(
     mut on_done: impl FnMut(&GameRecord),
 ) -> Vec<GameRecord> {
     let mut records = Vec::with_capacity(pairings.len());
+    let feed = SliceFeed {
+        pairings,
+        next: AtomicUsize::new(0),
+    };
     run_games_with::<G, _>(
         entrants,
         cfg,
-        pairings,
+        None,
+        &feed,
         jobs,
         |r| r,
         |r| {
@@ -140,23 +158,70 @@ pub fn run_games<G: BuiltinBots>(
     records
 }
 
-/// Plays every pairing on `jobs` threads. Each finished record goes through
-/// `work` on the worker thread that played it, at once (per-game work such
-/// as serialising and appending it to the results file, which must not wait
-/// for other games), then to `on_done` on the calling thread, in finishing
-/// order and in small batches (see [`BATCH_WAIT`]).
+/// What a worker does next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Play this game.
+    Play(Pairing),
+    /// No game may start yet: the worker hands over the games it holds and
+    /// asks again shortly.
+    Wait,
+    /// No game is left.
+    Done,
+}
+
+/// Where workers take their games from, one at a time, in the order the
+/// games should start. Shared by every worker of a run.
+pub(crate) trait Feed: Sync {
+    /// The next game, [`Next::Wait`] or [`Next::Done`].
+    fn next(&self) -> Next;
+    /// At most how many games are left (to start no more workers than games).
+    fn remaining(&self) -> u64;
+}
+
+/// A fixed list of games, in order.
+struct SliceFeed<'a> {
+    pairings: &'a [Pairing],
+    next: AtomicUsize,
+}
+
+impl Feed for SliceFeed<'_> {
+    fn next(&self) -> Next {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        match self.pairings.get(i) {
+            Some(p) => Next::Play(p.clone()),
+            None => Next::Done,
+        }
+    }
+
+    fn remaining(&self) -> u64 {
+        let taken = self.next.load(Ordering::Relaxed);
+        self.pairings.len().saturating_sub(taken) as u64
+    }
+}
+
+/// How long a worker told to wait sleeps before it asks again.
+const WAIT_POLL: Duration = Duration::from_millis(1);
+
+/// Plays the games of `feed` on `jobs` threads, each from its round's
+/// opening of `openings` when given. Each finished record goes
+/// through `work` on the worker thread that played it, at once (per-game
+/// work such as serialising and appending it to the results file, which
+/// must not wait for other games), then to `on_done` on the calling thread,
+/// in finishing order and in small batches (see [`BATCH_WAIT`]).
 pub(crate) fn run_games_with<G: BuiltinBots, T: Send>(
     entrants: &[Entrant],
     cfg: &RunConfig,
-    pairings: &[Pairing],
+    openings: Option<&Openings>,
+    feed: &dyn Feed,
     jobs: usize,
     work: impl Fn(GameRecord) -> T + Sync,
     mut on_done: impl FnMut(T),
 ) {
-    let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<Vec<T>>();
     std::thread::scope(|s| {
-        let workers = jobs.max(1).min(pairings.len().max(1));
+        let left = usize::try_from(feed.remaining()).unwrap_or(usize::MAX);
+        let workers = jobs.max(1).min(left.max(1));
         let cpus = if cfg.affinity {
             affinity::plan(workers)
         } else {
@@ -164,7 +229,7 @@ pub(crate) fn run_games_with<G: BuiltinBots, T: Send>(
         };
         for w in 0..workers {
             let tx = tx.clone();
-            let (next, work) = (&next, &work);
+            let work = &work;
             let cpu = cpus.get(w).copied();
             s.spawn(move || {
                 // Bots started from this thread inherit its CPU.
@@ -179,23 +244,36 @@ pub(crate) fn run_games_with<G: BuiltinBots, T: Send>(
                 // batches, as one channel message per game costs more than
                 // a short game. A batch is sent after BATCH_GAMES games or
                 // BATCH_WAIT, whichever comes first, so standings and
-                // progress never lag far behind.
+                // progress never lag far behind, and before the worker
+                // waits, since the feed may be waiting for those very games.
                 let mut batch = Vec::new();
                 let mut opened = Instant::now();
                 loop {
                     if interrupt::interrupted().is_some() {
                         break;
                     }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(p) = pairings.get(i) else { break };
-                    let rec = play_prepared::<G>(entrants, cfg, p, &pool);
+                    let p = match feed.next() {
+                        Next::Play(p) => p,
+                        Next::Done => break,
+                        Next::Wait => {
+                            if !batch.is_empty() && tx.send(std::mem::take(&mut batch)).is_err() {
+                                return;
+                            }
+                            std::thread::sleep(WAIT_POLL);
+                            continue;
+                        }
+                    };
+                    // A batch's age counts from the start of its first game,
+                    // so a game that took BATCH_WAIT or more goes out at once
+                    // instead of waiting for the next game to end.
+                    if batch.is_empty() {
+                        opened = Instant::now();
+                    }
+                    let rec = play_prepared::<G>(entrants, cfg, openings, &p, &pool);
                     if interrupt::interrupted().is_some() {
                         // Its bots may have been killed by the interruption:
                         // the game is not theirs to lose.
                         break;
-                    }
-                    if batch.is_empty() {
-                        opened = Instant::now();
                     }
                     batch.push(work(rec));
                     let full = batch.len() >= BATCH_GAMES || opened.elapsed() >= BATCH_WAIT;

@@ -18,6 +18,10 @@ pub struct Pairing {
     pub seed: u64,
     /// Seed of the opening; both games of a pair share it.
     pub opening_seed: u64,
+    /// The round: which opening of a suite the game plays (every pair of
+    /// bots plays each round once, as a pair of games; a match's round is
+    /// its pair number).
+    pub round: u64,
 }
 
 /// Who plays whom.
@@ -113,6 +117,7 @@ impl Schedule {
             players,
             seed: seed::derive(self.seed, &[id]),
             opening_seed: seed::derive(self.seed, &[couple, OPENING_TAG]),
+            round: couple / n,
         }
     }
 
@@ -172,14 +177,19 @@ mod tests {
         assert_eq!(all[1].players, [1, 0]);
         assert_eq!(all[0].opening_seed, all[1].opening_seed);
         assert_ne!(all[0].opening_seed, all[2].opening_seed);
+        let rounds: Vec<u64> = all.iter().map(|p| p.round).collect();
+        assert_eq!(rounds, [0, 0, 1, 1, 2, 2]);
         let firsts: Vec<u64> = s.pairings_in_seat(0, Seat::One).map(|p| p.id).collect();
         assert_eq!(firsts, [0, 2, 4]);
     }
 
     #[test]
     fn gauntlet_plays_challengers_against_the_rest() {
-        let s = Schedule::new(4, Format::Gauntlet(vec![0, 3]), 2, 1);
+        let s = Schedule::new(4, Format::Gauntlet(vec![0, 3]), 4, 1);
         assert_eq!(s.pairs, vec![[0, 1], [0, 2], [3, 1], [3, 2]]);
+        // Every pair plays round 0, then round 1: one opening per round.
+        let rounds: Vec<u64> = s.pairings().map(|p| p.round).collect();
+        assert_eq!(rounds, [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
     }
 
     #[test]

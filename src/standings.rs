@@ -116,6 +116,52 @@ pub struct Standings {
     pub games: u64,
     /// How games ended: termination name -> count.
     pub terminations: BTreeMap<String, u64>,
+    /// Whether each start position seen has an odd number of moves on it.
+    #[serde(skip)]
+    odd_starts: StartParity,
+}
+
+/// Which start positions (by text) have an odd number of moves played on
+/// them, remembered so that each is read once: in all three games player 1
+/// moves at even plies, so that says who made a record's first timed move.
+/// Holds the last start seen (nearly every game of a run shares it) and a
+/// bounded map of the others (an opening suite's positions).
+#[derive(Clone, Debug, Default)]
+struct StartParity {
+    last: Option<(String, bool)>,
+    others: std::collections::HashMap<String, bool>,
+}
+
+impl StartParity {
+    /// Most start positions remembered besides the last one.
+    const MAX: usize = 4096;
+
+    fn odd(&mut self, rec: &GameRecord) -> bool {
+        if let Some((text, odd)) = &self.last {
+            if *text == rec.start {
+                return *odd;
+            }
+        }
+        let odd = match self.others.get(&rec.start) {
+            Some(&odd) => odd,
+            None => {
+                let odd = crate::game::start_ply(rec.game, &rec.start) % 2 == 1;
+                if self.others.len() < Self::MAX {
+                    self.others.insert(rec.start.clone(), odd);
+                }
+                odd
+            }
+        };
+        self.last = Some((rec.start.clone(), odd));
+        odd
+    }
+}
+
+/// A cache: standings are equal whatever it holds.
+impl PartialEq for StartParity {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Standings {
@@ -163,12 +209,9 @@ impl Standings {
             }
         }
         // Times alternate between the seats, starting with whoever moved
-        // first after the opening.
-        let first_mover = if rec.opening.len().is_multiple_of(2) {
-            Seat::One
-        } else {
-            Seat::Two
-        };
+        // first after the opening (player 1 moves at even plies).
+        let odd = self.odd_starts.odd(rec) ^ (rec.opening.len() % 2 == 1);
+        let first_mover = if odd { Seat::Two } else { Seat::One };
         for seat in Seat::BOTH {
             let name = &rec.players[seat.index()];
             let opp = &rec.players[seat.other().index()];
@@ -206,40 +249,33 @@ impl Standings {
         s
     }
 
-    /// Bots best first: by points, then wins, then name (a total order, so
-    /// ties never depend on insertion order).
+    /// Bots best first (the leaderboard's order): by score (points per
+    /// game), then by games played (the same score over more games is
+    /// better established), then by wins (the more decisive record), then
+    /// by name. A total order, so ties never depend on insertion order;
+    /// scores are compared exactly (as fractions), never as rounded floats.
+    /// A bot that has not played ranks below every bot that has.
     pub fn ranked(&self) -> Vec<&BotStats> {
         let mut v: Vec<&BotStats> = self.bots.values().collect();
-        v.sort_by(|a, b| {
-            b.total
-                .points()
-                .total_cmp(&a.total.points())
-                .then(b.total.wins.cmp(&a.total.wins))
-                .then(a.name.cmp(&b.name))
-        });
+        v.sort_by(|a, b| rank_order(&a.total, &b.total).then(a.name.cmp(&b.name)));
         v
     }
 }
 
-/// Elo difference implied by a score, with its 95 % interval, from the
-/// trinomial (W/D/L) variance. Returns `(elo, lower, upper)`; infinite scores
-/// are clamped to ±2000 so tables stay readable.
-pub fn elo_interval(w: &Wdl) -> (f64, f64, f64) {
-    let n = w.games() as f64;
-    if n == 0.0 {
-        return (0.0, 0.0, 0.0);
-    }
-    let s = w.score();
-    let var = (w.wins as f64 * (1.0 - s).powi(2)
-        + w.draws as f64 * (0.5 - s).powi(2)
-        + w.losses as f64 * (0.0 - s).powi(2))
-        / n;
-    let se = (var / n).sqrt();
-    let to_elo = |p: f64| {
-        let p = p.clamp(1e-9, 1.0 - 1e-9);
-        (-400.0 * (1.0 / p - 1.0).log10()).clamp(-2000.0, 2000.0)
+/// The leaderboard order of two records (best first, names aside): see
+/// [`Standings::ranked`].
+fn rank_order(a: &Wdl, b: &Wdl) -> std::cmp::Ordering {
+    let (ga, gb) = (a.games(), b.games());
+    // Score = (2W + D) / 2G: compare (2Wa + Da)·Gb with (2Wb + Db)·Ga in
+    // u128 (no rounding, no overflow). No games sorts last.
+    let half = |w: &Wdl| 2 * w.wins as u128 + w.draws as u128;
+    let score = match (ga, gb) {
+        (0, 0) => std::cmp::Ordering::Equal,
+        (0, _) => std::cmp::Ordering::Greater,
+        (_, 0) => std::cmp::Ordering::Less,
+        _ => (half(b) * ga as u128).cmp(&(half(a) * gb as u128)),
     };
-    (to_elo(s), to_elo(s - 1.96 * se), to_elo(s + 1.96 * se))
+    score.then(gb.cmp(&ga)).then(b.wins.cmp(&a.wins))
 }
 
 #[cfg(test)]
@@ -311,19 +347,67 @@ mod tests {
     }
 
     #[test]
-    fn elo_is_zero_at_half_and_interval_contains_it() {
-        let (e, lo, hi) = elo_interval(&Wdl {
-            wins: 10,
-            draws: 0,
-            losses: 10,
-        });
-        assert!(e.abs() < 1e-9);
-        assert!(lo < 0.0 && hi > 0.0);
-        let (e, _, _) = elo_interval(&Wdl {
-            wins: 76,
-            draws: 0,
-            losses: 24,
-        });
-        assert!((e - 200.0).abs() < 2.0, "{e}");
+    fn move_times_go_to_the_seat_that_moved_after_a_suite_position() {
+        // One X on the board: player 2 makes the first timed move.
+        let mut r = rec("a", "b", None, vec![10, 20, 30]);
+        r.start = "X........".into();
+        let s = Standings::from_records([&r]);
+        assert_eq!(
+            (s.bots["a"].move_time_us, s.bots["b"].move_time_us),
+            (20, 40)
+        );
+        // The usual start and one opening move: the same.
+        let mut r = rec("a", "b", None, vec![10, 20, 30]);
+        r.opening = vec!["4".into()];
+        let s = Standings::from_records([&r]);
+        assert_eq!(
+            (s.bots["a"].move_time_us, s.bots["b"].move_time_us),
+            (20, 40)
+        );
+        // A position with one move and one opening move: player 1 again.
+        let mut r = rec("a", "b", None, vec![10, 20, 30]);
+        r.start = "X........".into();
+        r.opening = vec!["4".into()];
+        let s = Standings::from_records([&r]);
+        assert_eq!(
+            (s.bots["a"].move_time_us, s.bots["b"].move_time_us),
+            (40, 20)
+        );
+    }
+
+    #[test]
+    fn ranks_by_score_then_games_then_wins_then_name() {
+        let recs = |p1: &str, p2: &str, n: usize, winner: Option<u8>| {
+            (0..n)
+                .map(|_| rec(p1, p2, winner, vec![]))
+                .collect::<Vec<_>>()
+        };
+        // A gauntlet: the challenger `c` scores about a third over many
+        // games, the field bot `f` 100 % over two; `g` has not played.
+        let mut all = Vec::new();
+        all.extend(recs("c", "e", 7, Some(1)));
+        all.extend(recs("c", "e", 13, Some(2)));
+        all.extend(recs("c", "f", 2, Some(2)));
+        let mut s = Standings::with_bots(["c", "e", "f", "g"]);
+        for r in &all {
+            s.add(r);
+        }
+        let order: Vec<&str> = s.ranked().iter().map(|b| b.name.as_str()).collect();
+        // f 2/2, e 13/20, c 7/22, g no games.
+        assert_eq!(order, ["f", "e", "c", "g"]);
+        // Same score: more games first, then more wins.
+        let w = |wins, draws, losses| Wdl {
+            wins,
+            draws,
+            losses,
+        };
+        use std::cmp::Ordering::*;
+        assert_eq!(rank_order(&w(2, 0, 2), &w(1, 0, 1)), Less);
+        assert_eq!(rank_order(&w(1, 0, 1), &w(0, 2, 0)), Less);
+        assert_eq!(rank_order(&w(1, 1, 1), &w(1, 1, 1)), Equal);
+        // 1/3 and 2/6 are the same score, exactly: more games first; at
+        // the same games, more wins.
+        assert_eq!(rank_order(&w(2, 0, 4), &w(1, 0, 2)), Less);
+        assert_eq!(rank_order(&w(0, 2, 1), &w(1, 0, 2)), Greater);
     }
 }

@@ -332,9 +332,8 @@ const PAIR_VALUES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 ///
 /// score s = (W + D/2)/n; σ² = (W(1−s)² + D(½−s)² + L s²)/n; interval
 /// s ± 1.96·σ/√n; each mapped through Elo(s) = −400·log10(1/s − 1)
-/// (fastchess `elo_wdl.cpp`, fishtest `stat_util.get_elo`). Unlike
-/// `standings::elo_interval` nothing is clamped: a score bound at or past
-/// 0 or 1 is −∞ or +∞. All games in one bucket (all wins, all draws or all
+/// (fastchess `elo_wdl.cpp`, fishtest `stat_util.get_elo`). Nothing is
+/// clamped: a score bound at or past 0 or 1 is −∞ or +∞. All games in one bucket (all wins, all draws or all
 /// losses) use the Wilson interval instead; no games give `+0 [-inf, +inf]`.
 pub fn elo_trinomial(wdl: &Wdl) -> EloInterval {
     let (n, mean, var, one) = moments(&GAME_VALUES, &[wdl.wins, wdl.draws, wdl.losses]);

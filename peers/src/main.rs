@@ -27,7 +27,8 @@ use rand::SeedableRng as _;
 use rand08::SeedableRng as _;
 use referee::bot::uttt::{Mcts, SearchConfig};
 use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
-use referee::standings::{elo_interval, Wdl};
+use referee::standings::Wdl;
+use referee::stats::elo_trinomial;
 
 /// The board-game crate's coordinate of our move: both number the macro
 /// boards and their cells 0..8 row-major, so the index is board * 9 + cell.
@@ -236,9 +237,9 @@ fn main() {
         });
         let wdl = results.into_inner().expect("no thread panicked");
         eprintln!();
-        let (elo, lo, hi) = elo_interval(&wdl);
+        let elo = elo_trinomial(&wdl);
         println!(
-            "| board-game MCTSBot ({peer_iters} iterations ≈ {ms} ms) | {ms} ms | {} | {:.1} % (+{} ={} -{}) | {elo:+.0} [{lo:+.0}, {hi:+.0}] |",
+            "| board-game MCTSBot ({peer_iters} iterations ≈ {ms} ms) | {ms} ms | {} | {:.1} % (+{} ={} -{}) | {elo} |",
             wdl.games(),
             100.0 * wdl.score(),
             wdl.wins,

@@ -70,7 +70,7 @@ pub struct GradeArgs {
 
 /// Runs `grade`: exit 0 pass, 1 fail, 2 harness error.
 pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
-    let mut cfg = args.opts.config();
+    let mut cfg = args.opts.config()?;
     cfg.out = args.out.clone();
     referee::interrupt::install(super::tell)?;
     let progress = Progress::new(args.json);
@@ -94,16 +94,29 @@ pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Most sampled games per seat: grading keeps every game to judge it.
+const MAX_GAMES: u64 = 100_000;
+
 impl GradeOptions {
-    /// The library configuration these options describe.
-    fn config(&self) -> GradeConfig {
+    /// The library configuration these options describe, checked: the same
+    /// one-line errors as `match` and `tournament` for `--jobs 0` and a
+    /// `--games` of 0 (or beyond what grading can hold).
+    fn config(&self) -> anyhow::Result<GradeConfig> {
+        let jobs = super::jobs(self.jobs)?;
+        if !self.exhaustive && !(1..=MAX_GAMES).contains(&self.games) {
+            anyhow::bail!(
+                "--games must be between 1 and {MAX_GAMES} (games per seat; grading keeps every \
+                 game to judge it), got {}",
+                self.games
+            );
+        }
         let seats = match self.seat.as_deref() {
             Some("1") => Some(vec![Seat::One]),
             Some("2") => Some(vec![Seat::Two]),
             Some(_) => Some(vec![Seat::One, Seat::Two]),
             None => None,
         };
-        GradeConfig {
+        Ok(GradeConfig {
             options: self.game.options(),
             seats,
             games: self.games,
@@ -113,10 +126,7 @@ impl GradeOptions {
                 (true, true) => GradeMode::ExhaustiveCanonical,
             },
             seed: self.seed,
-            jobs: self
-                .jobs
-                .unwrap_or_else(referee::runner::default_jobs)
-                .max(1),
+            jobs,
             thresholds: Thresholds {
                 random: self.min_vs_random,
                 greedy: self.min_vs_greedy,
@@ -126,7 +136,7 @@ impl GradeOptions {
             out: None,
             process: self.process.settings(),
             rubric: None,
-        }
+        })
     }
 }
 
@@ -146,7 +156,7 @@ pub struct GradeAllArgs {
 /// Runs `grade-all`: one row per student; a broken submission never stops it.
 pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
     referee::interrupt::install(super::tell)?;
-    let mut cfg = args.opts.config();
+    let mut cfg = args.opts.config()?;
     // Students' code runs in the sandbox unless told otherwise.
     if cfg.process.sandbox.is_none() {
         cfg.process.sandbox = Some(referee::bot::manifest::SandboxMode::On);

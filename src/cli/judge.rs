@@ -18,6 +18,10 @@ pub struct JudgeArgs {
     /// Also print the final position text (on a second line).
     #[arg(long)]
     position: bool,
+    /// Play the moves from this position (a position text, e.g. a game
+    /// record's `start`) instead of the start.
+    #[arg(long, value_name = "POSITION")]
+    from: Option<String>,
 }
 
 /// Judges the moves.
@@ -25,7 +29,15 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<ExitCode> {
     let kind = args.game.game;
     let opts = args.game.options();
     let (verdict, position) = with_game!(kind, G => {
-        let (v, pos) = referee::judge::judge::<G>(&opts, &args.moves)?;
+        let (v, pos) = match &args.from {
+            Some(text) => {
+                let start: G = text
+                    .parse()
+                    .map_err(|e| anyhow::anyhow!("--from '{text}': {e}"))?;
+                referee::judge::judge_from(start, &args.moves)?
+            }
+            None => referee::judge::judge::<G>(&opts, &args.moves)?,
+        };
         (v, pos.to_string())
     });
     println!("{verdict}");

@@ -1,38 +1,86 @@
-//! `referee match`: N games between two bots, seats alternating.
+//! `referee match`: two bots, games in pairs with seats swapped, the
+//! statistics of the first against the second, an optional SPRT
+//! ([`referee::head_to_head`]).
 
+use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
-use serde_json::json;
 
 use super::{GameArgs, TimeArgs};
 use referee::bot::{BotSpec, BuiltinBots};
-use referee::output::format_us;
-use referee::runner::{run_games, Entrant, Pairing, RunConfig};
-use referee::schedule::Schedule;
-use referee::standings::{BotStats, Standings};
+use referee::head_to_head::{self, Ending, MatchConfig};
+use referee::openings::Openings;
+use referee::output::Progress;
+use referee::runner::{Entrant, RunConfig};
+use referee::stats::{Sprt, SprtStatus};
+use referee::tournament::RunOptions;
 use referee::with_game;
+
+/// Games when `--games` is not given.
+const DEFAULT_GAMES: u64 = 100;
+/// Games when `--games` is not given with `--sprt`: an upper bound the
+/// test should rarely reach.
+const DEFAULT_SPRT_GAMES: u64 = 1_000_000;
+
+/// Most random plies, as in a tournament file.
+const MAX_RANDOM_PLIES: usize = 80;
+
+/// Exit code when the SPRT accepted H0 (no gain of elo1).
+const EXIT_H0: u8 = 1;
+/// Exit code when the games ran out before the SPRT was decided.
+const EXIT_UNDECIDED: u8 = 3;
 
 /// Arguments of `referee match`.
 #[derive(Args, Debug)]
 pub struct MatchArgs {
     #[command(flatten)]
     game: GameArgs,
-    /// The first bot (player 1 in odd-numbered games).
+    /// The first bot (player 1 in even-numbered games): every figure is
+    /// from its side.
     bot1: String,
     /// The second bot.
     bot2: String,
-    /// Number of games (even: each bot plays half as player 1).
-    #[arg(long, default_value_t = 100)]
-    games: u64,
+    /// Games to play (even: pairs of games share an opening, seats
+    /// swapped); with --sprt, the most to play [default: 100, or 1000000
+    /// with --sprt]
+    #[arg(long)]
+    games: Option<u64>,
     /// Master seed: same seed, same games.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Random plies at the start of each pair of games (shared by both games of the pair).
+    /// Random plies at the start of each pair of games (shared by both
+    /// games of the pair; after the suite's opening with --openings).
     #[arg(long, default_value_t = 0)]
     random_plies: usize,
+    /// An opening suite: one position or move list per line (docs/tournaments.md,
+    /// "Opening suites"); pair k plays opening k, seats swapped.
+    #[arg(long, value_name = "FILE")]
+    openings: Option<PathBuf>,
+    /// Play the suite in an order shuffled by the seed instead of file order.
+    #[arg(long)]
+    shuffle_openings: bool,
+    /// Stop as soon as a sequential probability ratio test is decided:
+    /// `elo0=0,elo1=5,alpha=0.05,beta=0.05[,model=normalized|logistic]`.
+    #[arg(long, value_name = "SPEC")]
+    sprt: Option<String>,
+    /// Print the running statistics every N games (on stderr; with --json
+    /// too). Without it: a progress bar with them on a terminal, a line
+    /// every few seconds otherwise, nothing with --json.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    rating_interval: u64,
+    /// Folder for games.jsonl, standings.json, standings.csv and report.html.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Continue the match in --out: play only the games missing from games.jsonl.
+    #[arg(long)]
+    resume: bool,
+    /// Do not write DIR/report.html at the end.
+    #[arg(long)]
+    no_report: bool,
     /// Games played at once (default: number of cores).
     #[arg(long)]
     jobs: Option<usize>,
@@ -45,14 +93,9 @@ pub struct MatchArgs {
     process: super::ProcessArgs,
 }
 
-/// Runs the match.
+/// Runs the match. Exit code 0, or with --sprt: 0 H1 accepted, 1 H0
+/// accepted, 3 undecided when the games ran out.
 pub fn run(args: MatchArgs) -> anyhow::Result<ExitCode> {
-    if args.games == 0 || !args.games.is_multiple_of(2) {
-        bail!(
-            "--games must be a positive even number (seats alternate), got {}",
-            args.games
-        );
-    }
     let kind = args.game.game;
     with_game!(kind, G => run_match::<G>(&args))
 }
@@ -73,6 +116,33 @@ pub fn unique_names(texts: &[&str]) -> Vec<String> {
 }
 
 fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
+    let sprt: Option<Sprt> = args.sprt.as_deref().map(str::parse).transpose()?;
+    let games = args.games.unwrap_or(if sprt.is_some() {
+        DEFAULT_SPRT_GAMES
+    } else {
+        DEFAULT_GAMES
+    });
+    head_to_head::check_games(games)?;
+    let jobs = super::jobs(args.jobs)?;
+    if args.random_plies > MAX_RANDOM_PLIES {
+        anyhow::bail!(
+            "--random-plies must be at most {MAX_RANDOM_PLIES}, got {}",
+            args.random_plies
+        );
+    }
+    if args.shuffle_openings && args.openings.is_none() {
+        anyhow::bail!("--shuffle-openings needs --openings FILE");
+    }
+    let openings = match &args.openings {
+        Some(path) => Some(Arc::new(Openings::load(
+            G::KIND,
+            &args.game.options(),
+            path,
+            args.shuffle_openings,
+            args.seed,
+        )?)),
+        None => None,
+    };
     let mut specs = Vec::new();
     for (i, text) in [&args.bot1, &args.bot2].iter().enumerate() {
         let mut spec = BotSpec::resolve::<G>(text).with_context(|| format!("bot {}", i + 1))?;
@@ -82,123 +152,102 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
     // A manifest's bot is shown by its `name`, not by the manifest's path.
     let shown: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
     let names = unique_names(&[&shown[0], &shown[1]]);
-    let entrants: Vec<Entrant> = specs
+    let mut entrants = specs
         .into_iter()
         .zip(names)
-        .map(|(spec, name)| Entrant { name, spec })
-        .collect();
-    let cfg = RunConfig {
-        options: args.game.options(),
-        time: args.time.control(),
-        random_plies: args.random_plies,
+        .map(|(spec, name)| Entrant { name, spec });
+    let (Some(first), Some(second)) = (entrants.next(), entrants.next()) else {
+        unreachable!("two bots were resolved above")
+    };
+    let entrants = [first, second];
+    super::warn_jobs(
+        jobs,
+        entrants
+            .iter()
+            .any(|e| !matches!(e.spec, BotSpec::Builtin(_))),
+    );
+    let cfg = MatchConfig {
+        games,
+        seed: args.seed,
+        run: RunConfig {
+            options: args.game.options(),
+            time: args.time.control(),
+            random_plies: args.random_plies,
+            affinity: !args.process.no_affinity,
+        },
+        openings,
+        sprt,
+        rating_interval: args.rating_interval,
+    };
+    let opts = RunOptions {
+        jobs,
+        out: args.out.clone(),
+        resume: args.resume,
+        shard: None,
         affinity: !args.process.no_affinity,
     };
-    let pairings: Vec<Pairing> = Schedule::two_bots(args.games, args.seed)
-        .pairings()
-        .collect();
-    let jobs = args.jobs.unwrap_or_else(referee::runner::default_jobs);
+    // A bar on a terminal (with the running figures), timed lines otherwise;
+    // --rating-interval lines replace the timed ones; --json is quiet
+    // unless --rating-interval asks for lines.
+    let progress = match (args.json, args.rating_interval > 0) {
+        (true, false) => Progress::new(true),
+        (true, true) => Progress::notes(),
+        (false, true) if !std::io::stderr().is_terminal() => Progress::notes(),
+        (false, _) => Progress::new(false),
+    };
     referee::interrupt::install(super::tell)?;
-    let records = run_games::<G>(&entrants, &cfg, &pairings, jobs, |_| {});
-    let interrupted = referee::interrupt::interrupted();
-    if let Some(sig) = interrupted {
+    let r = head_to_head::run::<G>(&entrants, &cfg, &opts, &progress)?;
+    if let Some(sig) = referee::interrupt::interrupted() {
         eprintln!(
             "referee: interrupted by {} after {} of {} games; the results below are of those",
             referee::interrupt::signal_name(sig),
-            records.len(),
-            pairings.len()
+            r.played + r.resumed,
+            games
         );
-    }
-    let standings = Standings::from_records(&records);
-    let stats: Vec<&BotStats> = entrants
-        .iter()
-        .filter_map(|e| standings.bots.get(&e.name))
-        .collect();
-    if args.json {
-        let bots: Vec<_> = stats.iter().map(|s| bot_json(s)).collect();
-        let out = json!({
-            "game": G::KIND.name(),
-            "games": records.len(),
-            "seed": args.seed,
-            "bots": bots,
-        });
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    } else {
-        println!("{}", table(&stats));
-        for r in &records {
-            if let Some(f) = &r.forfeit {
-                println!(
-                    "game {}: {} ({} as player {})",
-                    r.id,
-                    f,
-                    r.players[f.seat.index()],
-                    f.seat
-                );
-                // The bot's last words usually say what went wrong.
-                if let Some(last) = f.stderr_tail.lines().rev().find(|l| !l.trim().is_empty()) {
-                    println!(
-                        "  stderr: {}",
-                        referee::record::escape_line(last.as_bytes())
-                    );
-                }
-            }
+        if let Some(dir) = &args.out {
+            eprintln!(
+                "referee: the finished games are in {}; finish the match by running the same \
+                 command with --resume",
+                referee::journal::games_path(dir).display()
+            );
         }
     }
-    Ok(match interrupted {
-        Some(sig) => ExitCode::from(referee::interrupt::exit_code(sig)),
-        None => ExitCode::SUCCESS,
-    })
-}
-
-/// The JSON summary of one bot.
-pub fn bot_json(s: &BotStats) -> serde_json::Value {
-    let forfeits: serde_json::Map<String, serde_json::Value> = referee::record::ForfeitReason::ALL
-        .iter()
-        .map(|r| {
-            (
-                r.name().to_string(),
-                json!(s.forfeits.get(r).copied().unwrap_or(0)),
-            )
-        })
-        .collect();
-    json!({
-        "name": s.name,
-        "games": s.total.games(),
-        "wins": s.total.wins,
-        "draws": s.total.draws,
-        "losses": s.total.losses,
-        "points": s.total.points(),
-        "as_player1": s.by_seat[0],
-        "as_player2": s.by_seat[1],
-        "avg_move_us": s.avg_move_us(),
-        "forfeits": forfeits,
-    })
-}
-
-fn table(stats: &[&BotStats]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
-        "bot",
-        "games",
-        "W-D-L",
-        "as player 1",
-        "as player 2",
-        "points",
-        "score",
-        "avg move",
-        "forfeits",
-    ]);
-    for s in stats {
-        t.add_row(vec![
-            s.name.clone(),
-            s.total.games().to_string(),
-            s.total.text(),
-            s.by_seat[0].text(),
-            s.by_seat[1].text(),
-            format!("{}", s.total.points()),
-            format!("{:.1}%", 100.0 * s.total.score()),
-            format_us(s.avg_move_us()),
-            s.forfeit_count().to_string(),
-        ]);
+    let report = match (&args.out, args.no_report, r.ending) {
+        (Some(dir), false, Ending::Complete | Ending::Decided) => {
+            super::write_report(dir, r.games(), &progress)?
+        }
+        _ => None,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&r.to_json())?);
+    } else {
+        print!("{}", referee::output::matches::match_text(&r));
+        println!(
+            "{}",
+            super::played_line(r.played, r.elapsed, r.resumed, None)
+        );
+        if r.discarded > 0 {
+            println!(
+                "{} after the SPRT was decided: not counted, and not kept",
+                match r.discarded {
+                    1 => "1 game finished".to_string(),
+                    n => format!("{n} games finished"),
+                }
+            );
+        }
+        if let Some(dir) = &args.out {
+            println!("Results in {}", dir.display());
+        }
+        if let Some(path) = &report {
+            println!("Report: {}", path.display());
+        }
     }
-    t
+    if let Some(sig) = referee::interrupt::interrupted() {
+        return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
+    }
+    Ok(match r.sprt.map(|s| s.report.status) {
+        None | Some(SprtStatus::AcceptH1) => ExitCode::SUCCESS,
+        Some(SprtStatus::AcceptH0) => ExitCode::from(EXIT_H0),
+        Some(SprtStatus::Continue) => ExitCode::from(EXIT_UNDECIDED),
+    })
 }

@@ -41,7 +41,7 @@ pub enum Command {
     Play(play::PlayArgs),
     /// Judge a recorded game: print A, B, Draw or Pending.
     Judge(judge::JudgeArgs),
-    /// Play N games between two bots, seats alternating, and print the score.
+    /// Play two bots in pairs of games: score, Elo, LOS, pentanomial counts, optional SPRT.
     Match(match_cmd::MatchArgs),
     /// List the built-in bots of every game with their parameters.
     Bots(bots::BotsArgs),
@@ -165,6 +165,81 @@ impl ProcessArgs {
         }
         Ok(())
     }
+}
+
+/// The `--jobs` of every command that plays games: the number of cores by
+/// default; 0 is an error.
+pub fn jobs(arg: Option<usize>) -> anyhow::Result<usize> {
+    match arg {
+        Some(0) => anyhow::bail!("--jobs must be at least 1"),
+        Some(n) => Ok(n),
+        None => Ok(referee::runner::default_jobs()),
+    }
+}
+
+/// Warns when timed external bots would share cores (docs/tournaments.md).
+pub fn warn_jobs(jobs: usize, external: bool) {
+    let cores = referee::runner::default_jobs();
+    if jobs > cores && external {
+        eprintln!(
+            "referee: warning: --jobs {jobs} is more than the {cores} cores; timed external bots \
+             will share cores and may forfeit by timeout (see docs/tournaments.md)"
+        );
+    }
+}
+
+/// Most games of a run whose `report.html` is written by itself at the end:
+/// the page embeds every game, and is read whole into memory to be written.
+/// A larger run says so; `referee report DIR` writes it anyway.
+pub const REPORT_MAX_GAMES: u64 = 100_000;
+
+/// Writes `DIR/report.html` for a run of `games` games, unless it has more
+/// than [`REPORT_MAX_GAMES`] (then a note says how to write it anyway).
+pub fn write_report(
+    dir: &std::path::Path,
+    games: u64,
+    progress: &referee::output::Progress,
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    use referee::output::Observer;
+    if games > REPORT_MAX_GAMES {
+        progress.note(&format!(
+            "report.html not written: {games} games is more than the {REPORT_MAX_GAMES} a \
+             report is written for by itself (the page holds every game); \
+             `referee report {}` writes it anyway",
+            dir.display()
+        ));
+        return Ok(None);
+    }
+    let path = dir.join("report.html");
+    referee::report::write_report(dir, &path, progress)?;
+    Ok(Some(path))
+}
+
+/// `Played N games in T s (R games/s); M resumed from before; shard K/N`.
+pub fn played_line(
+    played: u64,
+    elapsed: std::time::Duration,
+    resumed: u64,
+    shard: Option<(u64, u64)>,
+) -> String {
+    let secs = elapsed.as_secs_f64();
+    format!(
+        "Played {played} games in {secs:.2} s ({:.0} games/s){}{}",
+        if secs > 0.0 {
+            played as f64 / secs
+        } else {
+            0.0
+        },
+        if resumed > 0 {
+            format!("; {resumed} resumed from before")
+        } else {
+            String::new()
+        },
+        match shard {
+            Some((k, n)) => format!("; shard {k}/{n}"),
+            None => String::new(),
+        }
+    )
 }
 
 /// Tells the user something on stderr, as every command does.

@@ -30,8 +30,8 @@ pub struct TournamentArgs {
     #[arg(long)]
     resume: bool,
     /// Play only slice K of N of the schedule (combine with `referee merge`).
-    #[arg(long, value_parser = parse_shard)]
-    shard: Option<(u64, u64)>,
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
     /// Print the standings as JSON instead of tables.
     #[arg(long)]
     json: bool,
@@ -71,22 +71,19 @@ fn run_game<G: BuiltinBots>(
     for e in &mut t.entrants {
         args.process.apply(&mut e.spec)?;
     }
-    let cores = referee::runner::default_jobs();
-    let jobs = args.jobs.unwrap_or(cores);
-    if jobs == 0 {
-        anyhow::bail!("--jobs must be at least 1");
-    }
-    if jobs > cores && t.has_external() {
-        eprintln!(
-            "referee: warning: --jobs {jobs} is more than the {cores} cores; timed external bots \
-             will share cores and may forfeit by timeout (see docs/tournaments.md)"
-        );
-    }
+    let jobs = super::jobs(args.jobs)?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(parse_shard)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    super::warn_jobs(jobs, t.has_external());
     let opts = RunOptions {
         jobs,
         out: args.out.clone(),
         resume: args.resume,
-        shard: args.shard,
+        shard,
         affinity: !args.process.no_affinity,
     };
     referee::interrupt::install(super::tell)?;
@@ -113,12 +110,10 @@ fn run_game<G: BuiltinBots>(
         }
         return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
     }
-    let mut report = None;
-    if let (Some(dir), false) = (&args.out, args.no_report) {
-        let path = dir.join("report.html");
-        referee::report::write_report(dir, &path, &progress)?;
-        report = Some(path);
-    }
+    let report = match (&args.out, args.no_report) {
+        (Some(dir), false) => super::write_report(dir, r.summary.standings.games, &progress)?,
+        _ => None,
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r.summary.to_json())?);
     } else {
@@ -126,24 +121,9 @@ fn run_game<G: BuiltinBots>(
             "{}",
             referee::output::standings::standings_tables(&r.summary)
         );
-        let secs = r.elapsed.as_secs_f64();
         println!(
-            "Played {} games in {secs:.2} s ({:.0} games/s){}{}",
-            r.played,
-            if secs > 0.0 {
-                r.played as f64 / secs
-            } else {
-                0.0
-            },
-            if r.resumed > 0 {
-                format!("; {} resumed from before", r.resumed)
-            } else {
-                String::new()
-            },
-            match args.shard {
-                Some((k, n)) => format!("; shard {k}/{n}"),
-                None => String::new(),
-            }
+            "{}",
+            super::played_line(r.played, r.elapsed, r.resumed, shard)
         );
         if let Some(dir) = &args.out {
             println!("Results in {}", dir.display());

@@ -449,6 +449,13 @@ pub fn perft<G: Game>(pos: &G, depth: u32) -> u64 {
     total
 }
 
+/// Moves already played on the position `start` of game `kind` (its ply):
+/// 0 for the usual start, more for an opening suite's position; 0 for a
+/// text that is not a position of the game.
+pub(crate) fn start_ply(kind: GameKind, start: &str) -> usize {
+    crate::with_game!(kind, G => start.parse::<G>().map_or(0, |p| p.ply()))
+}
+
 /// Runs `f` with the concrete game type for `kind`: the one place where the
 /// game is chosen at run time; everything behind it is generic.
 #[macro_export]

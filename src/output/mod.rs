@@ -6,6 +6,7 @@
 //! `--json`).
 
 pub mod grade;
+pub mod matches;
 mod progress;
 pub mod standings;
 

@@ -66,7 +66,11 @@ pub struct Progress {
 
 enum Mode {
     Bar(indicatif::ProgressBar),
-    Lines { every: Duration },
+    Lines {
+        every: Duration,
+    },
+    /// Notes only: no bar, no timed lines.
+    Notes,
     Quiet,
 }
 
@@ -100,6 +104,12 @@ impl Progress {
     /// style output and for tests).
     pub fn lines(every: Duration) -> Progress {
         Progress::with_mode(Mode::Lines { every })
+    }
+
+    /// Only the notes a run sends (a match's line every `--rating-interval`
+    /// games), one per line, with no bar and no timed progress lines.
+    pub fn notes() -> Progress {
+        Progress::with_mode(Mode::Notes)
     }
 
     fn with_mode(mode: Mode) -> Progress {
@@ -187,7 +197,7 @@ impl Observer for Progress {
                     eprintln!("{}", Progress::line(&s));
                 }
             }
-            Mode::Quiet => {}
+            Mode::Notes | Mode::Quiet => {}
         }
     }
 
@@ -202,7 +212,7 @@ impl Observer for Progress {
     fn note(&self, text: &str) {
         match &self.mode {
             Mode::Bar(bar) => bar.suspend(|| eprintln!("referee: {text}")),
-            Mode::Lines { .. } => eprintln!("referee: {text}"),
+            Mode::Lines { .. } | Mode::Notes => eprintln!("referee: {text}"),
             Mode::Quiet => {}
         }
     }

@@ -7,7 +7,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::csv_field;
 use crate::record::ForfeitReason;
-use crate::standings::elo_interval;
+use crate::stats::elo_trinomial;
 use crate::tournament::Summary;
 
 /// The leaderboard as CSV (`standings.csv`).
@@ -19,7 +19,9 @@ pub(crate) fn standings_csv(summary: &Summary) -> String {
     }
     out.push_str(",avg_move_us\n");
     for (i, b) in summary.standings.ranked().iter().enumerate() {
-        let (elo, lo, hi) = elo_interval(&b.total);
+        // f64's own text for an unbounded end: `inf` / `-inf`, which CSV
+        // readers (spreadsheets, pandas, Python's float) take as numbers.
+        let elo = elo_trinomial(&b.total);
         let _ = write!(
             out,
             "{},{},{},{},{:.4},{},{},{},{:.1},{:.1},{:.1},{}",
@@ -31,9 +33,9 @@ pub(crate) fn standings_csv(summary: &Summary) -> String {
             b.total.wins,
             b.total.draws,
             b.total.losses,
-            elo,
-            lo,
-            hi,
+            elo.estimate.0,
+            elo.lower.0,
+            elo.upper.0,
             b.forfeit_count()
         );
         for r in ForfeitReason::ALL {
@@ -60,7 +62,6 @@ pub fn standings_tables(summary: &Summary) -> String {
         "forfeits",
     ]);
     for (i, b) in ranked.iter().enumerate() {
-        let (elo, lo, hi) = elo_interval(&b.total);
         lead.add_row(vec![
             (i + 1).to_string(),
             b.name.clone(),
@@ -68,7 +69,7 @@ pub fn standings_tables(summary: &Summary) -> String {
             format!("{}", b.total.points()),
             format!("{:.1}%", 100.0 * b.total.score()),
             b.total.text(),
-            format!("{elo:+.0} [{lo:+.0}, {hi:+.0}]"),
+            elo_trinomial(&b.total).to_string(),
             b.forfeit_count().to_string(),
         ]);
     }
@@ -124,7 +125,16 @@ pub fn standings_tables(summary: &Summary) -> String {
         summary.game,
         summary.seed,
         if terms.is_empty() { "none".into() } else { terms.join(", ") },
-        summary.distinct,
+        distinct_text(summary),
         s.games
     )
+}
+
+/// The distinct-games count: `at least N` once counting stopped at its cap.
+pub(crate) fn distinct_text(summary: &Summary) -> String {
+    if summary.distinct_capped {
+        format!("at least {} (counting stops there)", summary.distinct)
+    } else {
+        summary.distinct.to_string()
+    }
 }

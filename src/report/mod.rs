@@ -13,7 +13,8 @@ use serde::Serialize;
 
 use crate::output::Observer;
 use crate::record::GameRecord;
-use crate::standings::{elo_interval, Standings};
+use crate::standings::Standings;
+use crate::stats::{elo_trinomial, Elo};
 
 const CSS: &str = include_str!("report.css");
 const JS: &str = include_str!("report.js");
@@ -34,8 +35,9 @@ pub struct BotRow {
     /// Points (win 1, draw 0.5).
     pub points: f64,
     /// Elo relative to an even score, with the 95 % interval `[elo, lo, hi]`,
-    /// rounded to whole points.
-    pub elo: [i64; 3],
+    /// rounded to whole points; an unbounded value is the string `"+inf"`
+    /// or `"-inf"` (a perfect or a null score), never a clamped number.
+    pub elo: [Elo; 3],
     /// Mean move time in µs.
     pub avg_us: u64,
     /// Forfeits this bot committed.
@@ -140,13 +142,13 @@ impl ReportData {
         let bots: Vec<BotRow> = ranked
             .iter()
             .map(|b| {
-                let (e, lo, hi) = elo_interval(&b.total);
+                let e = elo_trinomial(&b.total);
                 BotRow {
                     name: b.name.clone(),
                     games: b.total.games(),
                     wdl: [b.total.wins, b.total.draws, b.total.losses],
                     points: b.total.points(),
-                    elo: [e.round() as i64, lo.round() as i64, hi.round() as i64],
+                    elo: [e.estimate, e.lower, e.upper].map(|x| Elo(x.0.round())),
                     avg_us: b.avg_move_us().round() as u64,
                     forfeits: b.forfeit_count(),
                 }
@@ -327,30 +329,34 @@ mod tests {
         ];
         let d = ReportData::from_records("t", &recs);
         let names: Vec<&str> = d.bots.iter().map(|b| b.name.as_str()).collect();
-        assert_eq!(names, ["a", "c", "b"]);
-        assert_eq!(d.bots[0].wdl, [1, 1, 1]);
-        assert_eq!(d.bots[0].points, 1.5);
-        assert_eq!(d.cross[0][2], [1, 1, 0]);
-        assert_eq!(d.cross[2][0], [0, 1, 1]);
-        assert_eq!(d.cross[1][0], [1, 0, 0]);
-        assert_eq!(d.cross[1][2], [0, 0, 0]);
+        // By score: c 1/1, a 1.5/3, b 0.5/2.
+        assert_eq!(names, ["c", "a", "b"]);
+        assert_eq!(d.bots[1].wdl, [1, 1, 1]);
+        assert_eq!(d.bots[1].points, 1.5);
+        assert_eq!(d.cross[1][2], [1, 1, 0]);
+        assert_eq!(d.cross[2][1], [0, 1, 1]);
+        assert_eq!(d.cross[0][1], [1, 0, 0]);
+        assert_eq!(d.cross[0][2], [0, 0, 0]);
         // a: win (game 1), draw (game 2), loss (game 3).
-        assert_eq!(d.series[0], vec![[1.0, 1.0], [2.0, 1.5], [3.0, 1.5]]);
+        assert_eq!(d.series[1], vec![[1.0, 1.0], [2.0, 1.5], [3.0, 1.5]]);
         assert_eq!(d.games[0].id, 1);
         assert_eq!(d.games[0].m, "44,40");
-        assert_eq!(d.games[0].p, [0, 2]);
+        assert_eq!(d.games[0].p, [1, 2]);
         assert_eq!(d.games[1].w, 0);
         assert_eq!(d.starts, ["x"]);
         assert_eq!(d.terminations, vec![("normal".to_string(), 3)]);
-        let (e, lo, hi) = elo_interval(&crate::standings::Wdl {
+        // a's 1-1-1 is +0 with a finite interval; c's one win has no upper
+        // bound, and the page gets the string "+inf", not a clamped number.
+        let e = elo_trinomial(&crate::standings::Wdl {
             wins: 1,
             draws: 1,
             losses: 1,
         });
-        assert_eq!(
-            d.bots[0].elo,
-            [e.round() as i64, lo.round() as i64, hi.round() as i64]
-        );
+        assert_eq!(d.bots[1].elo[0], Elo(0.0));
+        assert_eq!(d.bots[1].elo[1], Elo(e.lower.0.round()));
+        assert_eq!(d.bots[0].elo[2], Elo(f64::INFINITY));
+        let json = d.to_script_json();
+        assert!(json.contains("\"elo\":[\"+inf\","), "{json}");
     }
 
     #[test]

@@ -82,25 +82,30 @@ const head = el("header", {}, el("h1", { text: "referee report: " + D.title }),
 const main = el("main");
 app.append(head, main);
 
-// Leaderboard with Elo interval bars on a shared scale.
+// Leaderboard with Elo interval bars on a shared scale. An unbounded end
+// (a perfect or a null score) comes as the string "+inf" or "-inf": the bar
+// then runs off its edge of the scale, open-ended, and the text says inf.
 {
   const s = section("Leaderboard");
+  const num = (e) => (typeof e === "number" ? e : e[0] === "-" ? -Infinity : Infinity);
+  const txt = (e) => (typeof e === "number" ? (e > 0 ? "+" : "") + e : e);
   let lo = -100, hi = 100;
-  for (const b of D.bots) { lo = Math.min(lo, b.elo[1]); hi = Math.max(hi, b.elo[2]); }
-  const span = Math.max(Math.abs(lo), Math.abs(hi)), pos = (e) => (50 + 50 * e / span).toFixed(2) + "%";
+  for (const b of D.bots) for (const e of b.elo.map(num)) if (isFinite(e)) { lo = Math.min(lo, e); hi = Math.max(hi, e); }
+  const span = Math.max(Math.abs(lo), Math.abs(hi)), pos = (e) => (50 + 50 * Math.max(-1, Math.min(1, num(e) / span))).toFixed(2) + "%";
   const t = el("table", { id: "leaderboard" }, el("thead", {}, el("tr", {},
     ...["#", "Bot", "Games", "W-D-L", "Points", "Elo", "95 % interval", "Avg move", "Forfeits"].map((h, i) => el("th", { cls: i === 1 ? "n" : "", text: h })))));
   const tb = el("tbody");
   D.bots.forEach((b, i) => {
-    const bar = el("div", { cls: "bar", title: `${b.elo[1]} … ${b.elo[2]}` }, el("u"), el("i"), el("b"));
+    const open = !isFinite(num(b.elo[1])) || !isFinite(num(b.elo[2]));
+    const bar = el("div", { cls: open ? "bar open" : "bar", title: `${txt(b.elo[1])} … ${txt(b.elo[2])}` }, el("u"), el("i"), el("b"));
     bar.children[1].style.left = pos(b.elo[1]);
     bar.children[1].style.width = `calc(${pos(b.elo[2])} - ${pos(b.elo[1])})`;
     bar.children[2].style.left = `calc(${pos(b.elo[0])} - 1px)`;
     tb.append(el("tr", {}, el("td", { text: i + 1 }), el("td", { cls: "n", text: b.name }), el("td", { text: b.games }),
-      el("td", { text: b.wdl.join("-") }), el("td", { text: b.points }), el("td", { text: (b.elo[0] > 0 ? "+" : "") + b.elo[0] }),
+      el("td", { text: b.wdl.join("-") }), el("td", { text: b.points }), el("td", { text: txt(b.elo[0]) }),
       el("td", {}, bar), el("td", { text: fmtUs(b.avg_us) }), el("td", { text: b.forfeits })));
   });
-  t.append(tb); s.append(t, el("div", { cls: "muted", text: `Elo against the field; bars span ±${Math.round(span)}.` }));
+  t.append(tb); s.append(t, el("div", { cls: "muted", text: `Elo against the field, ranked by score (points per game); bars span ±${Math.round(span)}, and an interval with an unbounded end (a perfect or a null score) runs off the edge.` }));
 }
 
 // Crosstable: the row bot's score against the column bot, as a heat map.

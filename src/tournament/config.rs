@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -11,6 +12,7 @@ use toml::Spanned;
 use crate::bot::manifest::{BotManifest, CommandText, ExternalKind, ResourceLimits, SandboxMode};
 use crate::bot::{BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{GameKind, GameOptions};
+use crate::openings::Openings;
 use crate::runner::{Entrant, RunConfig};
 
 use crate::schedule::{Format, Schedule};
@@ -41,6 +43,13 @@ struct RawConfig {
     startup_ms: Option<Spanned<i64>>,
     #[serde(default)]
     seed: Option<Spanned<i64>>,
+    #[serde(default)]
+    openings: Option<Spanned<String>>,
+    #[serde(default)]
+    shuffle_openings: Option<Spanned<bool>>,
+    /// Written by referee into a run folder's copy of the file.
+    #[serde(default)]
+    openings_sha256: Option<Spanned<String>>,
     #[serde(default)]
     bots: Vec<Spanned<RawBot>>,
 }
@@ -119,6 +128,9 @@ pub struct TournamentFile {
     pub random_plies: usize,
     /// Time control for external bots.
     pub time: TimeControl,
+    /// The opening suite (`openings`), checked; `None` without one, and in
+    /// a run folder's copy of the file, which `merge` reads.
+    pub openings: Option<Arc<Openings>>,
     /// Bot names in file order.
     pub names: Vec<String>,
     bots: Vec<BotEntry>,
@@ -150,6 +162,14 @@ impl Tournament {
     }
 }
 
+/// The folder that paths in the file at `path` are relative to.
+fn base_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
 /// 1-based line and column of byte `offset` in `text`.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
@@ -172,6 +192,23 @@ impl TournamentFile {
         path: &Path,
         text: String,
         seed: Option<u64>,
+    ) -> Result<TournamentFile, ConfigError> {
+        Self::parse_with(path, text, seed, true)
+    }
+
+    /// Reads the copy of a tournament file that a run folder keeps
+    /// (`tournament.toml`, with `openings_sha256` written in): everything
+    /// but the opening suite, which is not loaded (its path is relative to
+    /// the original file).
+    pub(crate) fn parse_copy(path: &Path, text: String) -> Result<TournamentFile, ConfigError> {
+        Self::parse_with(path, text, None, false)
+    }
+
+    fn parse_with(
+        path: &Path,
+        text: String,
+        seed: Option<u64>,
+        original: bool,
     ) -> Result<TournamentFile, ConfigError> {
         let at = |offset: usize, key: &str, msg: &str| {
             let (l, c) = line_col(&text, offset);
@@ -400,12 +437,56 @@ impl TournamentFile {
         };
 
         let options = GameOptions { boards };
-        let schedule = Schedule::new(
-            names.len(),
-            format,
-            games_per_pairing as u64,
-            seed.unwrap_or(file_seed),
-        );
+        let seed = seed.unwrap_or(file_seed);
+        if let (Some(h), true) = (&raw.openings_sha256, original) {
+            return Err(at(
+                h.span().start,
+                "openings_sha256",
+                "referee writes this key in a run folder's copy of the file; it is not a key of a \
+                 tournament file",
+            ));
+        }
+        if let (Some(sh), None) = (&raw.shuffle_openings, &raw.openings) {
+            return Err(at(
+                sh.span().start,
+                "shuffle_openings",
+                "there is no `openings` suite to shuffle",
+            ));
+        }
+        let shuffle = raw.shuffle_openings.as_ref().is_some_and(|s| *s.get_ref());
+        let openings = match (&raw.openings, original) {
+            (Some(o), true) => {
+                let file = base_dir(path).join(o.get_ref());
+                if let Err(e) = std::fs::metadata(&file) {
+                    return Err(at(
+                        o.span().start,
+                        "openings",
+                        &format!("cannot read {}: {e}", file.display()),
+                    ));
+                }
+                // A bad line is named by the suite's own file:line.
+                let suite = Openings::load(game, &options, &file, shuffle, seed)
+                    .map_err(|e| ConfigError(e.0))?;
+                Some(Arc::new(suite))
+            }
+            _ => None,
+        };
+        let pairs = match &format {
+            Format::RoundRobin => names.len() * (names.len() - 1) / 2,
+            Format::Gauntlet(c) => c.len() * (names.len() - c.len()),
+        };
+        if (pairs as u64)
+            .checked_mul(games_per_pairing as u64)
+            .is_none()
+        {
+            let s = raw.games_per_pairing.as_ref().map_or(0, |s| s.span().start);
+            return Err(at(
+                s,
+                "games_per_pairing",
+                &format!("{pairs} pairings of {games_per_pairing} games is more games than can be numbered"),
+            ));
+        }
+        let schedule = Schedule::new(names.len(), format, games_per_pairing as u64, seed);
         Ok(TournamentFile {
             path: path.to_path_buf(),
             text,
@@ -417,30 +498,31 @@ impl TournamentFile {
                 move_ms: time_ms,
                 startup_ms,
             },
+            openings,
             names,
             bots,
         })
     }
 
-    /// The file as a TOML table with the effective seed written in: what
-    /// an output folder keeps so that resume and merge can check they
-    /// continue the same tournament.
+    /// The file as a TOML table with the effective seed written in, and
+    /// the opening suite's SHA-256: what an output folder keeps so that
+    /// resume and merge can check they continue the same tournament.
     pub fn canonical(&self) -> toml::Table {
         let mut t: toml::Table = toml::from_str(&self.text).unwrap_or_default();
         t.insert(
             "seed".into(),
             toml::Value::Integer(self.schedule.seed as i64),
         );
+        if let Some(o) = &self.openings {
+            t.insert("openings_sha256".into(), o.sha256().into());
+        }
         t
     }
 
     /// Resolves every bot for game `G`; a bot that cannot be made or whose
     /// program cannot be started is an error naming its place in the file.
     pub fn resolve<G: BuiltinBots>(self) -> Result<Tournament, ConfigError> {
-        let base = match self.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let base = base_dir(&self.path);
         let at = |offset: usize, key: &str, msg: &str| {
             let (l, c) = line_col(&self.text, offset);
             ConfigError(format!("{}:{l}:{c}: {key}: {msg}", self.path.display()))
@@ -580,5 +662,39 @@ mod tests {
         assert!(e.contains("no bot is named 'zz'"), "{e}");
         let g = format!("format = \"gauntlet\"\nchallengers = [\"r\"]\n{GOOD}");
         assert_eq!(parse(&g).unwrap().schedule.total(), 4);
+    }
+
+    #[test]
+    fn openings_are_read_relative_to_the_file_and_checked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("t.toml");
+        std::fs::write(tmp.path().join("s.txt"), "# two\n4\n\n0 8\n").unwrap();
+        let with = |extra: &str| {
+            TournamentFile::parse(&file, format!("openings = \"s.txt\"\n{extra}{GOOD}"), None)
+        };
+        let f = with("").unwrap();
+        assert_eq!(f.openings.as_ref().map(|o| o.len()), Some(2));
+        assert!(f.canonical().contains_key("openings_sha256"));
+        // The run folder's copy names the suite but does not load it.
+        let copy = toml::to_string(&f.canonical()).unwrap();
+        let c = TournamentFile::parse_copy(&tmp.path().join("out/tournament.toml"), copy).unwrap();
+        assert!(c.openings.is_none());
+        assert_eq!(c.schedule, f.schedule);
+
+        std::fs::write(tmp.path().join("s.txt"), "4\n4 4\n").unwrap();
+        let e = with("").unwrap_err().0;
+        assert!(e.contains("s.txt:2: move 2 (index 1) '4'"), "{e}");
+        let e = TournamentFile::parse(&file, format!("openings = \"nope.txt\"\n{GOOD}"), None)
+            .unwrap_err()
+            .0;
+        assert!(e.contains("t.toml:1:12: openings: cannot read"), "{e}");
+        let e = parse(&format!("shuffle_openings = true\n{GOOD}"))
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("t.toml:1:20: shuffle_openings:"), "{e}");
+        let e = parse(&format!("openings_sha256 = \"x\"\n{GOOD}"))
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("t.toml:1:19: openings_sha256:"), "{e}");
     }
 }

@@ -6,18 +6,16 @@
 pub mod config;
 pub mod report;
 
-use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 
 use crate::bot::BuiltinBots;
-use crate::journal::{self, BotPrint, RunFolder};
+use crate::journal::{self, RunFolder};
 use crate::output::Observer;
 use crate::record::GameRecord;
-use crate::runner::{run_games_with, Pairing};
+use crate::series::{play_series, Flow, Series, Tally};
 use crate::standings::Standings;
 
 pub use config::{Tournament, TournamentFile};
@@ -66,29 +64,39 @@ pub struct RunReport {
     pub slice_games: u64,
 }
 
-/// Checks that a stored game belongs to this schedule at its id.
-fn check_record(t: &Tournament, ids: &std::ops::Range<u64>, r: &GameRecord) -> anyhow::Result<()> {
-    if !ids.contains(&r.id) {
-        bail!(
-            "game {} is not part of this run (ids {}..{})",
-            r.id,
-            ids.start,
-            ids.end
-        );
+/// A tournament's tally: standings and distinct games.
+struct TournamentTally {
+    standings: Standings,
+    distinct: report::Distinct,
+}
+
+impl Tally for TournamentTally {
+    fn add(&mut self, rec: &GameRecord, fingerprint: u64) -> Flow {
+        self.standings.add(rec);
+        self.distinct.add(fingerprint);
+        Flow::Go
     }
-    let p = t.file.schedule.pairing(r.id);
-    let names = p.players.map(|i| t.entrants[i].name.as_str());
-    if r.players[0] != names[0] || r.players[1] != names[1] || r.seed != p.seed {
-        bail!(
-            "game {} has players {:?} and seed {}, but the schedule says {:?} and seed {}",
-            r.id,
-            r.players,
-            r.seed,
-            names,
-            p.seed
-        );
-    }
-    Ok(())
+}
+
+/// The ids of shard `K/N` of `sched`, or every id; a shard count beyond the
+/// schedule's pairs of games (some shards would be empty) is an error.
+pub(crate) fn shard_ids(
+    sched: &crate::schedule::Schedule,
+    shard: Option<(u64, u64)>,
+) -> anyhow::Result<std::ops::Range<u64>> {
+    Ok(match shard {
+        Some((k, n)) => {
+            let couples = sched.total() / 2;
+            if n > couples {
+                bail!(
+                    "--shard {k}/{n}: the schedule has only {couples} pairs of games, so at most \
+                     {couples} shards (a shard plays whole pairs)"
+                );
+            }
+            sched.shard(k, n)
+        }
+        None => 0..sched.total(),
+    })
 }
 
 /// Runs the tournament (or its shard), resuming from and writing to the
@@ -99,108 +107,41 @@ pub fn run<G: BuiltinBots>(
     observer: &dyn Observer,
 ) -> anyhow::Result<RunReport> {
     let sched = &t.file.schedule;
-    let ids = match opts.shard {
-        Some((k, n)) => sched.shard(k, n),
-        None => 0..sched.total(),
-    };
-    if opts.resume && opts.out.is_none() {
-        bail!("--resume needs --out DIR (the folder of the run to continue)");
-    }
-    let (folder, existing) = match &opts.out {
-        Some(dir) => {
-            let bots: Vec<BotPrint> = t
-                .entrants
-                .iter()
-                .map(|e| BotPrint::of(&e.name, &e.spec))
-                .collect();
-            let (folder, games) = RunFolder::start(dir, &t.file.canonical(), &bots, opts.resume)?;
-            for n in &games.notes {
-                observer.note(n);
-            }
-            (Some(folder), games.records)
-        }
-        None => (None, Vec::new()),
-    };
-    let mut standings = Standings::with_bots(t.file.names.iter().map(String::as_str));
-    let mut distinct = report::Distinct::default();
-    let mut done = HashSet::with_capacity(existing.len());
-    for r in &existing {
-        check_record(t, &ids, r).with_context(|| {
-            format!(
-                "{} does not match this tournament",
-                journal::games_path(opts.out.as_deref().unwrap_or_else(|| ".".as_ref())).display()
-            )
-        })?;
-        if !done.insert(r.id) {
-            bail!("game {} appears twice in the output folder", r.id);
-        }
-        standings.add(r);
-        distinct.add(report::fingerprint::<G>(&r.moves));
-    }
-    let pending: Vec<Pairing> = ids
-        .clone()
-        .filter(|id| !done.contains(id))
-        .map(|id| sched.pairing(id))
-        .collect();
-
-    let writer = folder.as_ref();
-    observer.begin("games", Some(ids.end - ids.start), done.len() as u64);
-    // The first failed write; later games are still played and counted, but
-    // the run ends with this error (the file would miss games otherwise).
-    let write_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    let started = Instant::now();
-    let mut played = 0u64;
+    let ids = shard_ids(sched, opts.shard)?;
     let mut cfg = t.run_config();
     cfg.affinity = opts.affinity;
-    run_games_with::<G, _>(
-        &t.entrants,
-        &cfg,
-        &pending,
-        opts.jobs,
-        |rec| {
-            // On the worker that played the game: its line goes to the
-            // kernel now, before the next game starts; fingerprinting here
-            // keeps the calling thread free for counting.
-            if let Some(w) = &writer {
-                if let Err(e) = w.append(&rec) {
-                    if let Ok(mut slot) = write_error.lock() {
-                        slot.get_or_insert(e);
-                    }
-                }
-            }
-            let fp = report::fingerprint::<G>(&rec.moves);
-            (rec, fp)
-        },
-        |(rec, fp)| {
-            standings.add(&rec);
-            distinct.add(fp);
-            played += 1;
-            observer.advance(1);
-        },
-    );
-    let elapsed = started.elapsed();
-    observer.end();
-    if let Some(e) = write_error.into_inner().ok().flatten() {
-        return Err(e);
-    }
+    let series = Series {
+        entrants: &t.entrants,
+        schedule: sched,
+        ids: ids.clone(),
+        cfg,
+        openings: t.file.openings.as_deref(),
+        config: t.file.canonical(),
+    };
+    let mut tally = TournamentTally {
+        standings: Standings::with_bots(t.file.names.iter().map(String::as_str)),
+        distinct: report::Distinct::default(),
+    };
+    let played = play_series::<G>(&series, opts, observer, &mut tally)?;
     let summary = Summary {
         game: G::KIND.name().into(),
         seed: sched.seed,
         scheduled: sched.total(),
-        standings,
-        distinct: distinct.count(),
+        standings: tally.standings,
+        distinct: tally.distinct.count(),
+        distinct_capped: tally.distinct.capped(),
         names: t.file.names.clone(),
     };
     // An interrupted run's standings would look final; the games on disk
     // are what is kept, and `--resume` writes the standings when done.
-    if let (Some(folder), None) = (&folder, crate::interrupt::interrupted()) {
+    if let (Some(folder), None) = (&played.folder, crate::interrupt::interrupted()) {
         write_standings(folder, &summary)?;
     }
     Ok(RunReport {
         summary,
-        played,
-        resumed: existing.len() as u64,
-        elapsed,
+        played: played.played,
+        resumed: played.resumed,
+        elapsed: played.elapsed,
         slice_games: ids.end - ids.start,
     })
 }
@@ -240,7 +181,7 @@ pub fn merge(
         }
     }
     let text = toml::to_string(&config)?;
-    let file = TournamentFile::parse(&first.join(journal::CONFIG), text, None)?;
+    let file = TournamentFile::parse_copy(&first.join(journal::CONFIG), text)?;
     let total = file.schedule.total();
     let mut by_id: Vec<Option<GameRecord>> = vec![None; total as usize];
     for d in dirs {
@@ -278,7 +219,7 @@ pub fn merge(
     let records: Vec<GameRecord> = by_id.into_iter().flatten().collect();
     let kind = file.game;
     let seed = file.schedule.seed;
-    let summary = crate::with_game!(kind, G => Summary::from_records::<G>(seed, total, &file.names, &records));
+    let summary = crate::with_game!(kind, G => Summary::from_records::<G>(&file.options, seed, total, &file.names, &records));
     Ok((config, records, summary))
 }
 

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 
 use crate::game::Game;
 use crate::record::{ForfeitReason, GameRecord};
-use crate::standings::{elo_interval, Standings};
+use crate::standings::Standings;
+use crate::stats::{elo_trinomial, Elo};
 
 /// A 64-bit fingerprint of a game up to board symmetry: the smallest hash
 /// over the images of its move list under every symmetry. Symmetric games
@@ -28,6 +29,21 @@ pub(crate) fn fingerprint<G: Game>(moves: &[String]) -> u64 {
         }
     }
     fingerprint_moves::<G>(&parsed)
+}
+
+/// The fingerprint of a whole game: [`fingerprint`] of its moves when it
+/// began at the game's `standard` start (openings from the start are in its
+/// moves); a game from another start position (an opening suite's position)
+/// is hashed with its start and without symmetry reduction, since the
+/// symmetries of its start are not those of the empty board.
+pub(crate) fn fingerprint_record<G: Game>(rec: &GameRecord, standard: &str) -> u64 {
+    if rec.start == standard {
+        return fingerprint::<G>(&rec.moves);
+    }
+    let mut h = MixHasher::default();
+    rec.start.hash(&mut h);
+    rec.moves.hash(&mut h);
+    h.finish()
 }
 
 /// A small fast hasher for fingerprints (multiply-rotate per word, then a
@@ -84,30 +100,52 @@ pub struct Summary {
     pub scheduled: u64,
     /// Standings over the games played.
     pub standings: Standings,
-    /// Distinct games up to board symmetry.
+    /// Distinct games up to board symmetry (at most [`Distinct::CAP`]).
     pub distinct: u64,
+    /// Whether the count stopped at [`Distinct::CAP`]: there are at least
+    /// that many.
+    pub distinct_capped: bool,
     /// Bot names in file order (so bots with no games are listed too).
     pub names: Vec<String>,
 }
 
-/// Counts distinct games up to symmetry while games arrive.
+/// Counts distinct games up to symmetry while games arrive, up to
+/// [`Distinct::CAP`] of them: the set of fingerprints is the one thing a
+/// run keeps per game, so it stops growing there.
 #[derive(Default, Debug)]
-pub struct Distinct(HashSet<u64>);
+pub struct Distinct {
+    seen: HashSet<u64>,
+    capped: bool,
+}
 
 impl Distinct {
+    /// Most distinct games counted (about 16 MB of fingerprints).
+    pub const CAP: usize = 1 << 20;
+
     /// Adds one game's fingerprint.
     pub fn add(&mut self, fp: u64) {
-        self.0.insert(fp);
+        if self.seen.len() < Self::CAP {
+            self.seen.insert(fp);
+        } else if !self.seen.contains(&fp) {
+            self.capped = true;
+        }
     }
-    /// The count.
+
+    /// The count (at most [`Distinct::CAP`]).
     pub fn count(&self) -> u64 {
-        self.0.len() as u64
+        self.seen.len() as u64
+    }
+
+    /// Whether a new game came after the count reached [`Distinct::CAP`].
+    pub fn capped(&self) -> bool {
+        self.capped
     }
 }
 
 impl Summary {
     /// A summary of `records` (in any order).
     pub fn from_records<'a, G: Game>(
+        options: &crate::game::GameOptions,
         seed: u64,
         scheduled: u64,
         names: &[String],
@@ -115,9 +153,10 @@ impl Summary {
     ) -> Summary {
         let mut standings = Standings::with_bots(names.iter().map(String::as_str));
         let mut distinct = Distinct::default();
+        let standard = G::start(options).to_string();
         for r in records {
             standings.add(r);
-            distinct.add(fingerprint::<G>(&r.moves));
+            distinct.add(fingerprint_record::<G>(r, &standard));
         }
         Summary {
             game: G::KIND.name().into(),
@@ -125,6 +164,7 @@ impl Summary {
             scheduled,
             standings,
             distinct: distinct.count(),
+            distinct_capped: distinct.capped(),
             names: names.to_vec(),
         }
     }
@@ -139,7 +179,7 @@ impl Summary {
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                let (elo, lo, hi) = elo_interval(&b.total);
+                let elo = elo_trinomial(&b.total);
                 let forfeits: serde_json::Map<String, Value> = ForfeitReason::ALL
                     .iter()
                     .map(|r| {
@@ -158,9 +198,9 @@ impl Summary {
                     "wins": b.total.wins,
                     "draws": b.total.draws,
                     "losses": b.total.losses,
-                    "elo": round1(elo),
-                    "elo_low": round1(lo),
-                    "elo_high": round1(hi),
+                    "elo": round1(elo.estimate),
+                    "elo_low": round1(elo.lower),
+                    "elo_high": round1(elo.upper),
                     "as_player1": b.by_seat[0],
                     "as_player2": b.by_seat[1],
                     "forfeits": forfeits,
@@ -184,6 +224,7 @@ impl Summary {
             "scheduled": self.scheduled,
             "games": s.games,
             "distinct_games": self.distinct,
+            "distinct_games_capped": self.distinct_capped,
             "terminations": s.terminations,
             "bots": bots,
             "crosstable": crosstable,
@@ -191,8 +232,9 @@ impl Summary {
     }
 }
 
-fn round1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
+/// An Elo to one decimal, for JSON: still `"+inf"`/`"-inf"` when unbounded.
+fn round1(e: Elo) -> Elo {
+    Elo((e.0 * 10.0).round() / 10.0)
 }
 
 #[cfg(test)]
@@ -208,5 +250,38 @@ mod tests {
         let c = fingerprint::<TicTacToe>(&m(&["0", "4"]));
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn a_perfect_score_has_an_open_elo_in_json_csv_and_tables() {
+        let rec = |id: u64| GameRecord {
+            id,
+            game: crate::game::GameKind::TicTacToe,
+            players: ["a".into(), "b".into()],
+            seed: id,
+            opening: vec![],
+            start: ".........".into(),
+            moves: vec![],
+            times_us: vec![],
+            winner: Some(crate::game::Seat::One),
+            termination: crate::record::Termination::Normal,
+            forfeit: None,
+            final_position: String::new(),
+            client: None,
+        };
+        let recs: Vec<GameRecord> = (0..10).map(rec).collect();
+        let names = ["a".to_string(), "b".to_string()];
+        let s = Summary::from_records::<TicTacToe>(&Default::default(), 1, 10, &names, &recs);
+        let j = s.to_json();
+        assert_eq!(j["bots"][0]["elo"], "+inf");
+        assert_eq!(j["bots"][0]["elo_low"], 166.2);
+        assert_eq!(j["bots"][0]["elo_high"], "+inf");
+        assert_eq!(j["bots"][1]["elo"], "-inf");
+        let csv = crate::output::standings::standings_csv(&s);
+        assert!(csv.contains(",inf,166.2,inf,"), "{csv}");
+        assert!(csv.contains(",-inf,-inf,-166.2,"), "{csv}");
+        let tables = crate::output::standings::standings_tables(&s);
+        assert!(tables.contains("+inf [+166, +inf]"), "{tables}");
+        assert!(!tables.contains("2000"), "{tables}");
     }
 }

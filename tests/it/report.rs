@@ -69,6 +69,27 @@ fn run_dir(dir: &Path) -> Vec<GameRecord> {
         final_position: pos.to_string(),
         client: None,
     });
+    // A game from an opening suite's position, won by a bot that plays no
+    // other game: a perfect score, whose Elo has no finite bound.
+    let mut pos: TicTacToe = "X...O....".parse().unwrap();
+    for m in ["1", "7", "2"] {
+        pos.play(m.parse().unwrap()).unwrap();
+    }
+    recs.push(GameRecord {
+        id: 302,
+        game: referee::game::GameKind::TicTacToe,
+        players: ["perfect".into(), "random".into()],
+        seed: 2,
+        opening: vec![],
+        start: "X...O....".into(),
+        moves: vec!["1".into(), "7".into(), "2".into()],
+        times_us: vec![5, 6, 7],
+        winner: Some(referee::game::Seat::One),
+        termination: Termination::Normal,
+        forfeit: None,
+        final_position: pos.to_string(),
+        client: None,
+    });
     write_games(dir, &recs);
     recs
 }
@@ -114,9 +135,9 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
                 .filter(|r| r.game.name() == *g)
                 .max_by_key(|r| r.moves.len())
         })
-        .chain(recs.iter().filter(|r| r.id == 301))
+        .chain(recs.iter().filter(|r| r.id == 301 || r.id == 302))
         .collect();
-    assert_eq!(pick.len(), 4);
+    assert_eq!(pick.len(), 5);
     let ids: Vec<String> = pick.iter().map(|r| r.id.to_string()).collect();
     let url = format!("file://{}#selftest={}", html_path.display(), ids.join(","));
     let out = run_chromium(&browser, &tmp.join("profile"), &["--dump-dom"], &url);
@@ -150,14 +171,19 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
             row[3],
             format!("{}-{}-{}", b.total.wins, b.total.draws, b.total.losses).as_str()
         );
-        let elo = referee::standings::elo_interval(&b.total).0.round() as i64;
-        let shown = if elo > 0 {
+        let elo = referee::stats::elo_trinomial(&b.total).estimate.0.round();
+        let shown = if elo.is_infinite() {
+            referee::stats::Elo(elo).to_string()
+        } else if elo > 0.0 {
             format!("+{elo}")
         } else {
-            elo.to_string()
+            format!("{elo}")
         };
         assert_eq!(row[5], shown.as_str(), "{}", b.name);
     }
+    // The perfect score ranks first and shows an open bound.
+    assert_eq!(rows[0][1], "perfect");
+    assert_eq!(rows[0][5], "+inf");
 
     // Every step of every replay shows the position the rules give.
     let games = v["games"].as_array().unwrap();

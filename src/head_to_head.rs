@@ -1,0 +1,585 @@
+//! Matches: two bots, games in pairs (one opening, seats swapped), and the
+//! numbers a bot author needs to decide whether a change helped: W-D-L,
+//! Elo with its 95 % interval per game and per pair, normalized Elo, LOS,
+//! draw ratio and the pentanomial pair counts ([`crate::stats`]), with an
+//! optional SPRT that ends the match as soon as it is decided.
+//!
+//! A match is a [`crate::series`] of [`Schedule::two_bots`]: its games are
+//! counted in id order, so the running figures, and the pair at which an
+//! SPRT stops, are the same at any `--jobs` (docs/statistics.md, "How a
+//! match counts"). It keeps no game in memory: a match of any length runs in
+//! bounded memory, with its games streamed to `games.jsonl` when it has an
+//! output folder.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+use serde_json::{json, Value};
+
+use crate::bot::BuiltinBots;
+use crate::openings::Openings;
+use crate::output::Observer;
+use crate::record::{Forfeit, ForfeitReason, GameRecord};
+use crate::runner::{Entrant, RunConfig};
+use crate::schedule::Schedule;
+use crate::series::{play_series, Flow, Series, Tally};
+use crate::standings::{BotStats, Standings, Wdl};
+use crate::stats::{
+    draw_ratio, elo_pentanomial, elo_trinomial, los, nelo_pentanomial, Pentanomial, Sprt,
+    SprtReport, SprtStatus,
+};
+use crate::tournament::report::Distinct;
+use crate::tournament::{RunOptions, Summary};
+
+/// Forfeits whose details a match keeps (the first ones, by game id); the
+/// rest are counted.
+pub const FORFEITS_KEPT: usize = 20;
+
+/// Shortest time between two running summaries sent to the observer's
+/// status (a progress bar redraws no faster).
+const STATUS_EVERY: Duration = Duration::from_millis(200);
+
+/// Everything that decides a match's games and how they are counted.
+#[derive(Clone, Debug)]
+pub struct MatchConfig {
+    /// Games to play at most (even, at least 2).
+    pub games: u64,
+    /// The master seed.
+    pub seed: u64,
+    /// Settings every game shares (game options, time control, random
+    /// plies).
+    pub run: RunConfig,
+    /// The opening suite, if any (`--openings`).
+    pub openings: Option<Arc<Openings>>,
+    /// Stop as soon as this test is decided.
+    pub sprt: Option<Sprt>,
+    /// Tell the observer the running figures (a note) every this many
+    /// games counted; 0 never.
+    pub rating_interval: u64,
+}
+
+/// Why a match stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Every scheduled game was played.
+    Complete,
+    /// The SPRT was decided before the games ran out.
+    Decided,
+    /// Interrupted by a signal.
+    Interrupted,
+}
+
+/// The running figures of a match, from the first bot's side.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MatchStats {
+    /// The first bot's wins, draws and losses.
+    pub wdl: Wdl,
+    /// The game pairs (one opening, seats swapped), by the first bot's
+    /// points in the pair.
+    pub pentanomial: Pentanomial,
+}
+
+impl MatchStats {
+    /// The statistics as JSON: counts, Elo intervals (numbers, or `"+inf"`
+    /// and `"-inf"` when unbounded), LOS and draw ratio.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "wins": self.wdl.wins,
+            "draws": self.wdl.draws,
+            "losses": self.wdl.losses,
+            "score": self.wdl.score(),
+            "elo": elo_trinomial(&self.wdl),
+            "los": los(&self.wdl),
+            "draw_ratio": draw_ratio(&self.wdl),
+            "pairs": self.pentanomial.pairs(),
+            "pentanomial": self.pentanomial,
+            "elo_pairs": elo_pentanomial(&self.pentanomial),
+            "nelo": nelo_pentanomial(&self.pentanomial),
+        })
+    }
+}
+
+/// A match's state as it goes: what the observer is told every
+/// `rating_interval` games (as a note) and a few times a second (as the
+/// status beside the progress bar).
+///
+/// Displays as one line: `40/100 games: 25-5-10 (68.8%), Elo +137 [+60,
+/// +229], nElo +156 [+44, +268], LOS 99.1%, draws 12.5%, pairs [1, 2, 6, 5,
+/// 6], LLR 1.23 (-2.94, 2.94) continue` (the Elo is the per-pair one; the
+/// LLR only with an SPRT). `{:#}` is the short form for a progress bar:
+/// `68.8% Elo +137 [+60, +229] LLR 1.23 (-2.94, 2.94)`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Interim {
+    /// Games counted.
+    pub games: u64,
+    /// Games scheduled.
+    pub scheduled: u64,
+    /// The figures.
+    pub stats: MatchStats,
+    /// The SPRT after the last complete pair.
+    pub sprt: Option<SprtReport>,
+}
+
+impl fmt::Display for Interim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let w = &self.stats.wdl;
+        let p = &self.stats.pentanomial;
+        if f.alternate() {
+            write!(f, "{:.1}% Elo {}", 100.0 * w.score(), elo_pentanomial(p))?;
+        } else {
+            write!(
+                f,
+                "{}/{} games: {} ({:.1}%), Elo {}, nElo {}, LOS {:.1}%, draws {:.1}%, pairs {p}",
+                self.games,
+                self.scheduled,
+                w.text(),
+                100.0 * w.score(),
+                elo_pentanomial(p),
+                nelo_pentanomial(p),
+                100.0 * los(w),
+                100.0 * draw_ratio(w),
+            )?;
+        }
+        match &self.sprt {
+            Some(r) if f.alternate() => {
+                write!(f, " LLR {:.2} ({:.2}, {:.2})", r.llr, r.lower, r.upper)
+            }
+            Some(r) => write!(f, ", {r}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A forfeit kept for the report: which game, who, and the details.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForfeitNote {
+    /// The game's id.
+    pub id: u64,
+    /// The bot that forfeited.
+    pub bot: String,
+    /// The details.
+    pub forfeit: Forfeit,
+}
+
+/// The SPRT's outcome.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SprtOutcome {
+    /// The test.
+    pub test: Sprt,
+    /// LLR, bounds and verdict after the last counted pair.
+    pub report: SprtReport,
+}
+
+/// What a match did.
+#[derive(Clone, Debug)]
+pub struct MatchReport {
+    /// The two bots' names, first bot first.
+    pub names: [String; 2],
+    /// Standings of the two bots and distinct games (for the tables and
+    /// files a tournament writes too).
+    pub summary: Summary,
+    /// The figures, from the first bot's side.
+    pub stats: MatchStats,
+    /// The SPRT, if one ran.
+    pub sprt: Option<SprtOutcome>,
+    /// Why it stopped.
+    pub ending: Ending,
+    /// The first [`FORFEITS_KEPT`] forfeits, by game id.
+    pub forfeits: Vec<ForfeitNote>,
+    /// All forfeits counted.
+    pub forfeit_count: u64,
+    /// Games played by this process.
+    pub played: u64,
+    /// Games found already played in the output folder.
+    pub resumed: u64,
+    /// Games that finished after the SPRT was decided: not counted, and
+    /// removed from the output folder.
+    pub discarded: u64,
+    /// Wall time of the games played.
+    pub elapsed: Duration,
+}
+
+impl MatchReport {
+    /// Games counted.
+    pub fn games(&self) -> u64 {
+        self.stats.wdl.games()
+    }
+
+    /// The per-bot standings, first bot first.
+    pub fn bots(&self) -> Vec<&BotStats> {
+        self.names
+            .iter()
+            .filter_map(|n| self.summary.standings.bots.get(n))
+            .collect()
+    }
+
+    /// The match as JSON (`--json`, and `standings.json` of its folder):
+    /// the game, seed, games scheduled and counted, per bot its totals
+    /// (`bots`, as before), and `statistics` from the first bot's side:
+    /// W-D-L, score, `elo` (per game), `elo_pairs` (per pair), `nelo`,
+    /// `los`, `draw_ratio`, `pairs` and `pentanomial`; `sprt` (null without
+    /// one) with the test, the LLR, its bounds and `result` (`"H0"`,
+    /// `"H1"` or `null` while undecided). An unbounded Elo is the string
+    /// `"+inf"` or `"-inf"`.
+    pub fn to_json(&self) -> Value {
+        let bots: Vec<Value> = self.bots().into_iter().map(bot_json).collect();
+        let sprt = self.sprt.map(|s| {
+            json!({
+                "test": s.test,
+                "llr": s.report.llr,
+                "lower": s.report.lower,
+                "upper": s.report.upper,
+                "result": match s.report.status {
+                    SprtStatus::AcceptH0 => Value::from("H0"),
+                    SprtStatus::AcceptH1 => Value::from("H1"),
+                    SprtStatus::Continue => Value::Null,
+                },
+            })
+        });
+        json!({
+            "game": self.summary.game,
+            "seed": self.summary.seed,
+            "scheduled": self.summary.scheduled,
+            "games": self.games(),
+            "ending": match self.ending {
+                Ending::Complete => "complete",
+                Ending::Decided => "sprt",
+                Ending::Interrupted => "interrupted",
+            },
+            "first": self.names[0],
+            "second": self.names[1],
+            "bots": bots,
+            "statistics": self.stats.to_json(),
+            "sprt": sprt,
+            "distinct_games": self.summary.distinct,
+            "distinct_games_capped": self.summary.distinct_capped,
+        })
+    }
+}
+
+/// One bot's totals as JSON.
+fn bot_json(s: &BotStats) -> Value {
+    let forfeits: serde_json::Map<String, Value> = ForfeitReason::ALL
+        .iter()
+        .map(|r| {
+            (
+                r.name().to_string(),
+                json!(s.forfeits.get(r).copied().unwrap_or(0)),
+            )
+        })
+        .collect();
+    json!({
+        "name": s.name,
+        "games": s.total.games(),
+        "wins": s.total.wins,
+        "draws": s.total.draws,
+        "losses": s.total.losses,
+        "points": s.total.points(),
+        "score": s.total.score(),
+        "as_player1": s.by_seat[0],
+        "as_player2": s.by_seat[1],
+        "avg_move_us": s.avg_move_us(),
+        "forfeits": forfeits,
+    })
+}
+
+/// What a match counts, game by game in id order.
+struct MatchTally<'o> {
+    scheduled: u64,
+    standings: Standings,
+    distinct: Distinct,
+    stats: MatchStats,
+    /// The first game of the pair being counted: its pair number and the
+    /// first bot's points in it.
+    half: Option<(u64, f64)>,
+    sprt: Option<Sprt>,
+    sprt_report: Option<SprtReport>,
+    forfeits: Vec<ForfeitNote>,
+    forfeit_count: u64,
+    rating_interval: u64,
+    observer: &'o dyn Observer,
+    last_status: Instant,
+}
+
+impl MatchTally<'_> {
+    fn interim(&self) -> Interim {
+        Interim {
+            games: self.stats.wdl.games(),
+            scheduled: self.scheduled,
+            stats: self.stats.clone(),
+            sprt: self.sprt_report,
+        }
+    }
+}
+
+impl Tally for MatchTally<'_> {
+    fn add(&mut self, rec: &GameRecord, fingerprint: u64) -> Flow {
+        self.standings.add(rec);
+        self.distinct.add(fingerprint);
+        // The first bot is player 1 in even ids (Schedule::two_bots).
+        let seat = if rec.id.is_multiple_of(2) {
+            crate::game::Seat::One
+        } else {
+            crate::game::Seat::Two
+        };
+        let points = rec.points(seat);
+        self.stats.wdl.add(points);
+        let pair = rec.id / 2;
+        let mut flow = Flow::Go;
+        match self.half.take() {
+            Some((p, first)) if p == pair => {
+                self.stats.pentanomial.add_pair(first, points);
+                if let Some(sprt) = &self.sprt {
+                    let report = sprt.report(&self.stats.pentanomial);
+                    self.sprt_report = Some(report);
+                    if report.status != SprtStatus::Continue {
+                        flow = Flow::Stop;
+                    }
+                }
+            }
+            // A game whose partner never finished (an interrupted run) is
+            // counted in W-D-L but belongs to no pair.
+            _ => self.half = Some((pair, points)),
+        }
+        if let Some(f) = &rec.forfeit {
+            self.forfeit_count += 1;
+            if self.forfeits.len() < FORFEITS_KEPT {
+                self.forfeits.push(ForfeitNote {
+                    id: rec.id,
+                    bot: rec.players[f.seat.index()].clone(),
+                    forfeit: f.clone(),
+                });
+            }
+        }
+        let games = self.stats.wdl.games();
+        let every = self.rating_interval;
+        if flow == Flow::Stop || (every > 0 && games.is_multiple_of(every)) {
+            self.observer.note(&self.interim().to_string());
+        }
+        if flow == Flow::Stop || self.last_status.elapsed() >= STATUS_EVERY {
+            self.last_status = Instant::now();
+            self.observer.status(&format!("{:#}", self.interim()));
+        }
+        flow
+    }
+}
+
+/// The configuration a match's run folder keeps (`tournament.toml`): a
+/// resumed folder must hold the same, and the refusal names what differs.
+fn folder_config(
+    names: &[String; 2],
+    cfg: &MatchConfig,
+    kind: crate::game::GameKind,
+) -> toml::Table {
+    let mut t = toml::Table::new();
+    let int = |v: u64| toml::Value::Integer(i64::try_from(v).unwrap_or(i64::MAX));
+    t.insert("kind".into(), "match".into());
+    t.insert("game".into(), kind.name().into());
+    t.insert("boards".into(), int(cfg.run.options.boards as u64));
+    t.insert("games".into(), int(cfg.games));
+    t.insert("seed".into(), int(cfg.seed));
+    t.insert("random_plies".into(), int(cfg.run.random_plies as u64));
+    t.insert("time_ms".into(), int(cfg.run.time.move_ms));
+    t.insert("startup_ms".into(), int(cfg.run.time.startup_ms));
+    if let Some(s) = &cfg.sprt {
+        t.insert("sprt".into(), s.to_string().into());
+    }
+    // The suite by its contents, not its path: a resumed match may name
+    // the same file another way.
+    if let Some(o) = &cfg.openings {
+        t.insert("openings_sha256".into(), o.sha256().into());
+        t.insert("shuffle_openings".into(), o.shuffled().into());
+    }
+    t.insert(
+        "bots".into(),
+        toml::Value::Array(names.iter().map(|n| n.as_str().into()).collect()),
+    );
+    t
+}
+
+/// Checks a match's number of games: even (games come in pairs) and at
+/// least 2. Any larger number is fine: a match streams its games.
+pub fn check_games(games: u64) -> anyhow::Result<()> {
+    if games == 0 || !games.is_multiple_of(2) {
+        bail!(
+            "--games must be a positive even number (games come in pairs, seats swapped), got {games}"
+        );
+    }
+    Ok(())
+}
+
+/// Plays a match between `entrants[0]` (the first bot, whose side every
+/// figure takes) and `entrants[1]`, resuming from and writing to
+/// `opts.out` when given.
+pub fn run<G: BuiltinBots>(
+    entrants: &[Entrant; 2],
+    cfg: &MatchConfig,
+    opts: &RunOptions,
+    observer: &dyn Observer,
+) -> anyhow::Result<MatchReport> {
+    check_games(cfg.games)?;
+    if opts.jobs == 0 {
+        bail!("--jobs must be at least 1");
+    }
+    let names = [entrants[0].name.clone(), entrants[1].name.clone()];
+    let schedule = Schedule::two_bots(cfg.games, cfg.seed);
+    let series = Series {
+        entrants,
+        schedule: &schedule,
+        ids: 0..cfg.games,
+        cfg: cfg.run.clone(),
+        openings: cfg.openings.as_deref(),
+        config: folder_config(&names, cfg, G::KIND),
+    };
+    let mut tally = MatchTally {
+        scheduled: cfg.games,
+        standings: Standings::with_bots(names.iter().map(String::as_str)),
+        distinct: Distinct::default(),
+        stats: MatchStats::default(),
+        half: None,
+        sprt: cfg.sprt,
+        sprt_report: None,
+        forfeits: Vec::new(),
+        forfeit_count: 0,
+        rating_interval: cfg.rating_interval,
+        observer,
+        last_status: Instant::now(),
+    };
+    if let Some(s) = &cfg.sprt {
+        tally.sprt_report = Some(s.report(&Pentanomial::default()));
+    }
+    let played = play_series::<G>(&series, opts, observer, &mut tally)?;
+    let ending = if played.stopped.is_some() {
+        Ending::Decided
+    } else if crate::interrupt::interrupted().is_some() {
+        Ending::Interrupted
+    } else {
+        Ending::Complete
+    };
+    let summary = Summary {
+        game: G::KIND.name().into(),
+        seed: cfg.seed,
+        scheduled: cfg.games,
+        standings: tally.standings,
+        distinct: tally.distinct.count(),
+        distinct_capped: tally.distinct.capped(),
+        names: names.to_vec(),
+    };
+    let report = MatchReport {
+        names,
+        summary,
+        stats: tally.stats,
+        sprt: cfg
+            .sprt
+            .zip(tally.sprt_report)
+            .map(|(test, report)| SprtOutcome { test, report }),
+        ending,
+        forfeits: tally.forfeits,
+        forfeit_count: tally.forfeit_count,
+        played: played.played,
+        resumed: played.resumed,
+        discarded: played.discarded,
+        elapsed: played.elapsed,
+    };
+    // An interrupted match's standings would look final: the games on disk
+    // are what is kept, and `--resume` writes the standings when done.
+    if let (Some(folder), false) = (&played.folder, ending == Ending::Interrupted) {
+        let json = serde_json::to_string_pretty(&report.to_json())? + "\n";
+        folder.write_file("standings.json", json.as_bytes())?;
+        folder.write_file(
+            "standings.csv",
+            crate::output::standings::standings_csv(&report.summary).as_bytes(),
+        )?;
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bot::{BotSpec, BuiltinSpec, TimeControl};
+    use crate::game::{GameOptions, TicTacToe};
+    use crate::output::Silent;
+
+    fn entrants(a: &str, b: &str) -> [Entrant; 2] {
+        [a, b].map(|n| Entrant {
+            name: n.to_string(),
+            spec: BotSpec::Builtin(BuiltinSpec::parse(n)),
+        })
+    }
+
+    fn config(games: u64, sprt: Option<&str>) -> MatchConfig {
+        MatchConfig {
+            games,
+            seed: 3,
+            run: RunConfig {
+                options: GameOptions::default(),
+                time: TimeControl::default(),
+                random_plies: 2,
+                affinity: false,
+            },
+            openings: None,
+            sprt: sprt.map(|s| s.parse().unwrap()),
+            rating_interval: 0,
+        }
+    }
+
+    fn jobs(n: usize) -> RunOptions {
+        RunOptions {
+            jobs: n,
+            affinity: false,
+            ..RunOptions::default()
+        }
+    }
+
+    #[test]
+    fn pairs_and_games_agree_and_do_not_depend_on_jobs() {
+        let e = entrants("greedy", "random");
+        let a = run::<TicTacToe>(&e, &config(200, None), &jobs(1), &Silent).unwrap();
+        let b = run::<TicTacToe>(&e, &config(200, None), &jobs(2), &Silent).unwrap();
+        assert_eq!(a.stats, b.stats);
+        assert_eq!(a.ending, Ending::Complete);
+        assert_eq!(a.stats.wdl.games(), 200);
+        assert_eq!(a.stats.pentanomial.pairs(), 100);
+        // The pairs hold the same points as the games.
+        assert_eq!(a.stats.pentanomial.score(), a.stats.wdl.score());
+        assert_eq!(a.summary.standings.bots["greedy"].total, a.stats.wdl);
+    }
+
+    #[test]
+    fn an_sprt_stops_at_the_same_pair_at_any_jobs() {
+        let e = entrants("greedy", "random");
+        let cfg = config(100_000, Some("elo0=0,elo1=20,alpha=0.05,beta=0.05"));
+        let a = run::<TicTacToe>(&e, &cfg, &jobs(1), &Silent).unwrap();
+        let b = run::<TicTacToe>(&e, &cfg, &jobs(2), &Silent).unwrap();
+        assert_eq!(a.ending, Ending::Decided);
+        assert_eq!(a.sprt.unwrap().report.status, SprtStatus::AcceptH1);
+        assert_eq!(a.stats, b.stats);
+        assert!(a.games() < 1000, "{}", a.games());
+        assert_eq!(a.games() % 2, 0);
+        // It stopped at the first pair where the LLR crossed a bound: the
+        // same match one pair shorter is still undecided.
+        let mut shorter = cfg.clone();
+        shorter.games = a.games() - 2;
+        let c = run::<TicTacToe>(&e, &shorter, &jobs(2), &Silent).unwrap();
+        assert_eq!(c.ending, Ending::Complete);
+        assert_eq!(c.sprt.unwrap().report.status, SprtStatus::Continue);
+    }
+
+    #[test]
+    fn bad_counts_are_one_line_errors() {
+        let e = entrants("greedy", "random");
+        for games in [0, 3] {
+            let err = run::<TicTacToe>(&e, &config(games, None), &jobs(1), &Silent)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("positive even number"), "{err}");
+        }
+        let err = run::<TicTacToe>(&e, &config(2, None), &jobs(0), &Silent)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "--jobs must be at least 1");
+    }
+}
