@@ -87,8 +87,10 @@ app.append(head, main);
 // Leaderboard with Elo interval bars on a shared scale. An unbounded end
 // (a perfect or a null score) comes as the string "+inf" or "-inf": the bar
 // then runs off its edge of the scale, open-ended, and the text says inf.
+// Many bots: the long tables take the page's width.
+const MANY = D.bots.length > 8;
 {
-  const s = section("Leaderboard");
+  const s = section("Leaderboard", MANY);
   const num = (e) => (typeof e === "number" ? e : e[0] === "-" ? -Infinity : Infinity);
   const txt = (e) => (typeof e === "number" ? (e > 0 ? "+" : "") + e : e);
   let lo = -100, hi = 100;
@@ -112,7 +114,7 @@ app.append(head, main);
 
 // The run's settings and bots, as its folder keeps them.
 {
-  const s = section("Settings");
+  const s = section("Settings", MANY);
   s.id = "settings";
   const S = D.settings;
   if (S.note) s.append(el("div", { cls: "muted", text: S.note }));
@@ -127,9 +129,8 @@ app.append(head, main);
 // Crosstable: the row bot's score against the column bot, as a heat map;
 // many bots take the page's width, smaller cells, and scroll in the card.
 {
-  const many = D.bots.length > 8;
-  const s = section("Crosstable (row's score against column)", many);
-  const t = el("table", { cls: many ? "heat many" : "heat", id: "cross" }, el("tr", {}, el("th", { cls: "n", text: "" }), ...D.bots.map((b, i) => el("th", { text: i + 1, title: b.name }))));
+  const s = section("Crosstable (row's score against column)", MANY);
+  const t = el("table", { cls: MANY ? "heat many" : "heat", id: "cross" }, el("tr", {}, el("th", { cls: "n", text: "" }), ...D.bots.map((b, i) => el("th", { text: i + 1, title: b.name }))));
   D.cross.forEach((row, i) => {
     const tr = el("tr", {}, el("th", { cls: "n", text: `${i + 1}. ${name(i)}` }));
     row.forEach(([w, d, l], j) => {
