@@ -442,7 +442,7 @@ mod tests {
     #[test]
     fn mistakes_name_the_place() {
         let e = parse("[[items]]\ncheck = \"passes\"\npoints = 1\ncolour = 2\n").unwrap_err();
-        assert!(e.starts_with("r.toml:1:1:") && e.contains("colour"), "{e}");
+        assert!(e.starts_with("r.toml:4:1:") && e.contains("colour"), "{e}");
         let e = parse("[[items]]\ncheck = \"wins\"\npoints = 1\n").unwrap_err();
         assert!(e.starts_with("r.toml:2:9: unknown check \"wins\""), "{e}");
         let e = parse("[[items]]\ncheck = \"score-vs\"\npoints = 1\nmin_pct = 50\n").unwrap_err();
