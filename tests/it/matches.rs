@@ -234,7 +234,7 @@ fn a_perfect_score_shows_an_open_elo_bound() {
     // The report names the match's settings and its bots.
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     for want in [
-        "\"format\":\"match\"",
+        "[\"Format\",\"match\"]",
         "[\"Games\",\"10\"]",
         "\"bot\":\"sh -c 'exit 3'\"",
         "[\"Referee\",\"version ",
