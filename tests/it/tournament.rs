@@ -255,11 +255,15 @@ fn same_games_at_any_jobs_and_shards_merge_into_the_unsharded_standings() {
         dirs.push(d);
     }
     let merged = tmp.path("merged");
-    let mut args = vec!["merge", "--out", &merged];
+    let mut args = vec!["merge", "--out", &merged, "--title", "All shards"];
     args.extend(dirs.iter().map(String::as_str));
     let o = run(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(standings(&merged), standings(&whole));
+    // The merged report has the shards' settings and its own title.
+    let html = std::fs::read_to_string(Path::new(&merged).join("report.html")).unwrap();
+    assert!(html.contains("<title>referee report: All shards</title>"));
+    assert!(html.contains("[\"Seed\",\"11\"]"));
     // --json prints the same standings.
     let mut args = vec!["merge", "--json"];
     args.extend(dirs.iter().map(String::as_str));
