@@ -12,6 +12,7 @@ use toml::Spanned;
 use crate::bot::manifest::{BotManifest, CommandText, ExternalKind, ResourceLimits, SandboxMode};
 use crate::bot::{BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{GameKind, GameOptions};
+use crate::journal::{BotAbout, RunSettings};
 use crate::openings::Openings;
 use crate::runner::{Entrant, RunConfig};
 
@@ -27,6 +28,8 @@ pub struct ConfigError(pub String);
 #[serde(deny_unknown_fields)]
 struct RawConfig {
     game: Spanned<String>,
+    #[serde(default)]
+    title: Option<Spanned<String>>,
     #[serde(default)]
     boards: Option<Spanned<i64>>,
     #[serde(default)]
@@ -122,6 +125,8 @@ pub struct TournamentFile {
     pub game: GameKind,
     /// Game options (`boards`).
     pub options: GameOptions,
+    /// The format (`round-robin` or a gauntlet with its challengers).
+    pub format: Format,
     /// The schedule's shape and seed.
     pub schedule: Schedule,
     /// Random plies shared by both games of a pair.
@@ -133,6 +138,8 @@ pub struct TournamentFile {
     pub openings: Option<Arc<Openings>>,
     /// Bot names in file order.
     pub names: Vec<String>,
+    /// The report's title (`title`), if the file gives one.
+    pub title: Option<String>,
     bots: Vec<BotEntry>,
 }
 
@@ -154,6 +161,36 @@ impl Tournament {
             random_plies: self.file.random_plies,
             affinity: true,
         }
+    }
+
+    /// What the report shows about the tournament (`run.json`), with the
+    /// title `title`, or the file's.
+    pub(crate) fn settings<G: BuiltinBots>(&self, title: Option<String>) -> RunSettings {
+        let f = &self.file;
+        let mut s = RunSettings::new::<G>(
+            match f.format {
+                Format::RoundRobin => "round-robin",
+                Format::Gauntlet(_) => "gauntlet",
+            },
+            &f.options,
+        );
+        s.title = title.or_else(|| f.title.clone());
+        if let Format::Gauntlet(c) = &f.format {
+            s.challengers = c.iter().map(|&i| f.names[i].clone()).collect();
+        }
+        s.games_per_pairing = Some(f.schedule.games_per_pairing);
+        s.time_ms = Some(f.time.move_ms);
+        s.startup_ms = Some(f.time.startup_ms);
+        s.openings = f.openings.as_ref().map(|o| o.file_name());
+        s.shuffle_openings = f.openings.as_ref().is_some_and(|o| o.shuffled());
+        s.random_plies = Some(f.random_plies as u64);
+        s.seed = Some(f.schedule.seed);
+        s.bots = self
+            .entrants
+            .iter()
+            .map(|e| BotAbout::of::<G>(&e.name, &e.spec))
+            .collect();
+        s
     }
 
     /// Whether any bot is an external program (whose moves are timed).
@@ -486,12 +523,13 @@ impl TournamentFile {
                 &format!("{pairs} pairings of {games_per_pairing} games is more games than can be numbered"),
             ));
         }
-        let schedule = Schedule::new(names.len(), format, games_per_pairing as u64, seed);
+        let schedule = Schedule::new(names.len(), format.clone(), games_per_pairing as u64, seed);
         Ok(TournamentFile {
             path: path.to_path_buf(),
             text,
             game,
             options,
+            format,
             schedule,
             random_plies,
             time: TimeControl {
@@ -500,6 +538,7 @@ impl TournamentFile {
             },
             openings,
             names,
+            title: raw.title.map(Spanned::into_inner),
             bots,
         })
     }
@@ -509,6 +548,8 @@ impl TournamentFile {
     /// resume and merge can check they continue the same tournament.
     pub fn canonical(&self) -> toml::Table {
         let mut t: toml::Table = toml::from_str(&self.text).unwrap_or_default();
+        // The title decides no game: a resumed run may change it.
+        t.remove("title");
         t.insert(
             "seed".into(),
             toml::Value::Integer(self.schedule.seed as i64),

@@ -34,6 +34,9 @@ pub struct RunOptions {
     pub shard: Option<(u64, u64)>,
     /// Pin each worker and its bots to one CPU.
     pub affinity: bool,
+    /// The report's title (`run.json`); a tournament file's `title` when
+    /// not given.
+    pub title: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -44,6 +47,7 @@ impl Default for RunOptions {
             resume: false,
             shard: None,
             affinity: true,
+            title: None,
         }
     }
 }
@@ -117,6 +121,7 @@ pub fn run<G: BuiltinBots>(
         cfg,
         openings: t.file.openings.as_deref(),
         config: t.file.canonical(),
+        settings: t.settings::<G>(opts.title.clone()),
     };
     let mut tally = TournamentTally {
         standings: Standings::with_bots(t.file.names.iter().map(String::as_str)),
