@@ -327,6 +327,16 @@ pub fn grade(
         for lack in spec.check_sandbox()? {
             observer.note(&format!("warning: best-effort sandbox without {lack}"));
         }
+        if let Some(folder) = &folder {
+            // What the report of the folder shows about the grading.
+            let mut s = crate::journal::RunSettings::new::<G>("grading", &cfg.options);
+            s.time_ms = Some(cfg.time.move_ms);
+            s.startup_ms = Some(cfg.time.startup_ms);
+            s.seed = Some(cfg.seed);
+            s.games = (!cfg.mode.is_exhaustive()).then_some(cfg.games);
+            s.bots.push(crate::journal::BotAbout::of::<G>(STUDENT, &spec));
+            folder.write_settings(&s)?;
+        }
         let mut records = Vec::new();
         let started = Instant::now();
         let breaker = Arc::new(Breaker::new(cfg.max_timeouts));
