@@ -528,7 +528,16 @@ pub(crate) mod consistency {
         for _ in 0..games {
             let mut pos = G::start(opts);
             let mut images = vec![pos.clone(); G::symmetry_count()];
+            let mut played: Vec<String> = Vec::new();
             loop {
+                // A move list's text (as `judge` takes it and feedback
+                // prints it) splits back into the same moves.
+                let joined = G::join_moves(&played);
+                assert_eq!(
+                    G::split_moves(&joined).unwrap_or_else(|e| panic!("{joined}: {e}")),
+                    played,
+                    "move list text does not round-trip: {joined}"
+                );
                 let text = pos.to_string();
                 let back: G = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
                 assert_eq!(back, pos, "position text does not round-trip: {text}");
@@ -555,6 +564,7 @@ pub(crate) mod consistency {
                 }
                 let ply = pos.ply();
                 let mover = pos.to_move();
+                played.push(mv.to_string());
                 pos.play(mv).unwrap();
                 assert_eq!(pos.ply(), ply + 1);
                 if pos.outcome().is_none() {
