@@ -16,6 +16,7 @@ use crate::openings::Openings;
 use crate::runner::{Entrant, RunConfig};
 
 use crate::schedule::{Format, Schedule};
+use crate::swiss::{Seeding, Swiss};
 
 /// A configuration error, already worded as `file:line:column: key: what`.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +36,10 @@ struct RawConfig {
     challengers: Vec<Spanned<String>>,
     #[serde(default)]
     games_per_pairing: Option<Spanned<i64>>,
+    #[serde(default)]
+    rounds: Option<Spanned<i64>>,
+    #[serde(default)]
+    seeding: Option<Spanned<String>>,
     #[serde(default)]
     random_plies: Option<Spanned<i64>>,
     #[serde(default)]
@@ -110,6 +115,144 @@ struct BotEntry {
     sandbox_read: Option<Vec<PathBuf>>,
 }
 
+/// Who plays whom.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// A fixed schedule: a round-robin or a gauntlet.
+    Fixed(Schedule),
+    /// A Swiss tournament: rounds paired as the results come in.
+    Swiss(Swiss),
+}
+
+impl Plan {
+    /// A round-robin of `bots` bots: every bot plays every other bot
+    /// `games_per_pairing` games (even: seats alternate).
+    pub fn round_robin(bots: usize, games_per_pairing: u64, seed: u64) -> Result<Plan, String> {
+        check_shape(bots, games_per_pairing)?;
+        let pairs = (bots * (bots - 1) / 2) as u64;
+        check_total(pairs, games_per_pairing)?;
+        Ok(Plan::Fixed(Schedule::new(
+            bots,
+            Format::RoundRobin,
+            games_per_pairing,
+            seed,
+        )))
+    }
+
+    /// A gauntlet: the `challengers` (bot indices) each play every other
+    /// bot.
+    pub fn gauntlet(
+        bots: usize,
+        challengers: Vec<usize>,
+        games_per_pairing: u64,
+        seed: u64,
+    ) -> Result<Plan, String> {
+        check_shape(bots, games_per_pairing)?;
+        let mut seen = challengers.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() != challengers.len() || seen.iter().any(|&c| c >= bots) {
+            return Err(format!(
+                "challengers must be distinct bot indices below {bots}, got {challengers:?}"
+            ));
+        }
+        if challengers.is_empty() || challengers.len() == bots {
+            return Err(
+                "a gauntlet needs at least one challenger and at least one other bot".into(),
+            );
+        }
+        check_total(
+            (challengers.len() * (bots - challengers.len())) as u64,
+            games_per_pairing,
+        )?;
+        Ok(Plan::Fixed(Schedule::new(
+            bots,
+            Format::Gauntlet(challengers),
+            games_per_pairing,
+            seed,
+        )))
+    }
+
+    /// A Swiss tournament of `bots` bots: `rounds` rounds (`None`: the
+    /// default, ⌈log2(bots)⌉ + 2), each pairing playing `games_per_pairing`
+    /// games (docs/tournaments.md, "Swiss system").
+    pub fn swiss(
+        bots: usize,
+        rounds: Option<u64>,
+        games_per_pairing: u64,
+        seed: u64,
+        seeding: Seeding,
+    ) -> Result<Plan, String> {
+        check_shape(bots, games_per_pairing)?;
+        let given = rounds.map(|r| i64::try_from(r).unwrap_or(i64::MAX));
+        let rounds = Swiss::check_rounds(bots, given).map_err(|e| format!("rounds: {e}"))?;
+        check_total((bots / 2) as u64 * rounds, games_per_pairing)?;
+        Ok(Plan::Swiss(Swiss {
+            bots,
+            rounds,
+            games_per_pairing,
+            seed,
+            seeding,
+        }))
+    }
+
+    /// Whether the plan fits `bots` bots: every index it uses is below.
+    pub(crate) fn fits(&self, bots: usize) -> bool {
+        match self {
+            Plan::Fixed(s) => s.pairs.iter().flatten().all(|&i| i < bots),
+            Plan::Swiss(s) => s.bots == bots,
+        }
+    }
+
+    /// The tournament seed.
+    pub fn seed(&self) -> u64 {
+        match self {
+            Plan::Fixed(s) => s.seed,
+            Plan::Swiss(s) => s.seed,
+        }
+    }
+
+    /// Games in the whole tournament.
+    pub fn total(&self) -> u64 {
+        match self {
+            Plan::Fixed(s) => s.total(),
+            Plan::Swiss(s) => s.total(),
+        }
+    }
+
+    /// Games each pairing plays.
+    pub fn games_per_pairing(&self) -> u64 {
+        match self {
+            Plan::Fixed(s) => s.games_per_pairing,
+            Plan::Swiss(s) => s.games_per_pairing,
+        }
+    }
+}
+
+/// Checks what every plan needs: two bots, an even number of games.
+fn check_shape(bots: usize, games_per_pairing: u64) -> Result<(), String> {
+    if bots < 2 {
+        return Err(format!("a tournament needs at least 2 bots, got {bots}"));
+    }
+    if games_per_pairing < 2 || games_per_pairing % 2 != 0 {
+        return Err(format!(
+            "games_per_pairing must be even and at least 2 (each opening is played twice, seats \
+             swapped), got {games_per_pairing}"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that every game can be numbered.
+fn check_total(pairs: u64, games_per_pairing: u64) -> Result<(), String> {
+    match pairs.checked_mul(games_per_pairing) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "{pairs} pairings of {games_per_pairing} games is more games than can be numbered"
+        )),
+    }
+}
+
 /// A tournament file checked for everything that does not depend on the
 /// game's bots: keys, values, names, the schedule's shape.
 #[derive(Clone, Debug)]
@@ -122,8 +265,8 @@ pub struct TournamentFile {
     pub game: GameKind,
     /// Game options (`boards`).
     pub options: GameOptions,
-    /// The schedule's shape and seed.
-    pub schedule: Schedule,
+    /// Who plays whom: the schedule's shape and seed.
+    pub plan: Plan,
     /// Random plies shared by both games of a pair.
     pub random_plies: usize,
     /// Time control for external bots.
@@ -384,17 +527,32 @@ impl TournamentFile {
             .format
             .as_ref()
             .map_or("round-robin", |f| f.get_ref().as_str());
-        let format = match format_name {
-            "round-robin" => {
-                if let Some(c) = raw.challengers.first() {
-                    return Err(at(
-                        c.span().start,
-                        "challengers",
-                        "only a gauntlet has challengers",
-                    ));
-                }
-                Format::RoundRobin
+        if format_name != "gauntlet" {
+            if let Some(c) = raw.challengers.first() {
+                return Err(at(
+                    c.span().start,
+                    "challengers",
+                    "only a gauntlet has challengers",
+                ));
             }
+        }
+        if format_name != "swiss" {
+            let swiss_only = [
+                ("rounds", raw.rounds.as_ref().map(|s| s.span().start)),
+                ("seeding", raw.seeding.as_ref().map(|s| s.span().start)),
+            ];
+            if let Some((k, Some(pos))) = swiss_only.iter().find(|(_, p)| p.is_some()) {
+                return Err(at(
+                    *pos,
+                    k,
+                    "only a Swiss tournament (format = \"swiss\") takes this key",
+                ));
+            }
+        }
+        // `None`: a Swiss tournament, checked below.
+        let format = match format_name {
+            "round-robin" => Some(Format::RoundRobin),
+            "swiss" => None,
             "gauntlet" => {
                 let mut idx = Vec::new();
                 for c in &raw.challengers {
@@ -424,14 +582,16 @@ impl TournamentFile {
                         "a gauntlet needs at least one challenger and at least one other bot",
                     ));
                 }
-                Format::Gauntlet(idx)
+                Some(Format::Gauntlet(idx))
             }
             other => {
                 let s = raw.format.as_ref().map_or(0, |f| f.span().start);
                 return Err(at(
                     s,
                     "format",
-                    &format!("unknown format '{other}' (expected \"round-robin\" or \"gauntlet\")"),
+                    &format!(
+                        "unknown format '{other}' (expected \"round-robin\", \"gauntlet\" or \"swiss\")"
+                    ),
                 ));
             }
         };
@@ -471,14 +631,36 @@ impl TournamentFile {
             }
             _ => None,
         };
-        let pairs = match &format {
-            Format::RoundRobin => names.len() * (names.len() - 1) / 2,
-            Format::Gauntlet(c) => c.len() * (names.len() - c.len()),
+        let rounds = if format.is_none() {
+            let given = raw.rounds.as_ref().map(|r| *r.get_ref());
+            Swiss::check_rounds(names.len(), given).map_err(|e| {
+                let pos = raw.rounds.as_ref().map_or(0, |r| r.span().start);
+                at(pos, "rounds", &e)
+            })?
+        } else {
+            1
         };
-        if (pairs as u64)
-            .checked_mul(games_per_pairing as u64)
-            .is_none()
+        let seeding = match raw
+            .seeding
+            .as_ref()
+            .map(|s| (s.get_ref().as_str(), s.span().start))
         {
+            None | Some(("shuffle", _)) => Seeding::Shuffle,
+            Some(("file", _)) => Seeding::File,
+            Some((other, pos)) => {
+                return Err(at(
+                    pos,
+                    "seeding",
+                    &format!("unknown seeding '{other}' (expected \"shuffle\" or \"file\")"),
+                ))
+            }
+        };
+        let pairs = match &format {
+            None => (names.len() / 2) as u64 * rounds,
+            Some(Format::RoundRobin) => (names.len() * (names.len() - 1) / 2) as u64,
+            Some(Format::Gauntlet(c)) => (c.len() * (names.len() - c.len())) as u64,
+        };
+        if pairs.checked_mul(games_per_pairing as u64).is_none() {
             let s = raw.games_per_pairing.as_ref().map_or(0, |s| s.span().start);
             return Err(at(
                 s,
@@ -486,13 +668,27 @@ impl TournamentFile {
                 &format!("{pairs} pairings of {games_per_pairing} games is more games than can be numbered"),
             ));
         }
-        let schedule = Schedule::new(names.len(), format, games_per_pairing as u64, seed);
+        let plan = match format {
+            None => Plan::Swiss(Swiss {
+                bots: names.len(),
+                rounds,
+                games_per_pairing: games_per_pairing as u64,
+                seed,
+                seeding,
+            }),
+            Some(format) => Plan::Fixed(Schedule::new(
+                names.len(),
+                format,
+                games_per_pairing as u64,
+                seed,
+            )),
+        };
         Ok(TournamentFile {
             path: path.to_path_buf(),
             text,
             game,
             options,
-            schedule,
+            plan,
             random_plies,
             time: TimeControl {
                 move_ms: time_ms,
@@ -509,10 +705,7 @@ impl TournamentFile {
     /// resume and merge can check they continue the same tournament.
     pub fn canonical(&self) -> toml::Table {
         let mut t: toml::Table = toml::from_str(&self.text).unwrap_or_default();
-        t.insert(
-            "seed".into(),
-            toml::Value::Integer(self.schedule.seed as i64),
-        );
+        t.insert("seed".into(), toml::Value::Integer(self.plan.seed() as i64));
         if let Some(o) = &self.openings {
             t.insert("openings_sha256".into(), o.sha256().into());
         }
@@ -599,7 +792,7 @@ mod tests {
         let f = parse(GOOD).unwrap();
         assert_eq!(f.game, GameKind::TicTacToe);
         assert_eq!(f.names, vec!["r", "g"]);
-        assert_eq!(f.schedule.total(), 4);
+        assert_eq!(f.plan.total(), 4);
         let t = f.resolve::<TicTacToe>().unwrap();
         assert_eq!(t.entrants.len(), 2);
         assert!(!t.has_external());
@@ -661,7 +854,7 @@ mod tests {
         let e = parse(&g).unwrap_err().0;
         assert!(e.contains("no bot is named 'zz'"), "{e}");
         let g = format!("format = \"gauntlet\"\nchallengers = [\"r\"]\n{GOOD}");
-        assert_eq!(parse(&g).unwrap().schedule.total(), 4);
+        assert_eq!(parse(&g).unwrap().plan.total(), 4);
     }
 
     #[test]
@@ -679,7 +872,7 @@ mod tests {
         let copy = toml::to_string(&f.canonical()).unwrap();
         let c = TournamentFile::parse_copy(&tmp.path().join("out/tournament.toml"), copy).unwrap();
         assert!(c.openings.is_none());
-        assert_eq!(c.schedule, f.schedule);
+        assert_eq!(c.plan, f.plan);
 
         std::fs::write(tmp.path().join("s.txt"), "4\n4 4\n").unwrap();
         let e = with("").unwrap_err().0;

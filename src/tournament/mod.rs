@@ -15,11 +15,13 @@ use crate::bot::BuiltinBots;
 use crate::journal::{self, RunFolder};
 use crate::output::Observer;
 use crate::record::GameRecord;
-use crate::series::{play_series, Flow, Series, Tally};
+use crate::runner::{Entrant, RunConfig};
+use crate::series::{play_series, Flow, Games, Series, Tally};
 use crate::standings::Standings;
+use crate::swiss::{Pairer, SwissGames};
 
-pub use config::{Tournament, TournamentFile};
-pub use report::Summary;
+pub use config::{Plan, Tournament, TournamentFile};
+pub use report::{Ranked, Summary, SwissSummary};
 
 /// How to run a tournament (everything that is not in its file).
 #[derive(Clone, Debug)]
@@ -64,16 +66,22 @@ pub struct RunReport {
     pub slice_games: u64,
 }
 
-/// A tournament's tally: standings and distinct games.
-struct TournamentTally {
+/// A tournament's tally: standings and distinct games, and a Swiss
+/// tournament's pairer, which pairs each round when the last game of the
+/// round before is counted.
+struct TournamentTally<'a> {
     standings: Standings,
     distinct: report::Distinct,
+    swiss: Option<(&'a SwissGames, Pairer)>,
 }
 
-impl Tally for TournamentTally {
+impl Tally for TournamentTally<'_> {
     fn add(&mut self, rec: &GameRecord, fingerprint: u64) -> Flow {
         self.standings.add(rec);
         self.distinct.add(fingerprint);
+        if let Some((games, pairer)) = &mut self.swiss {
+            pairer.add(games, rec);
+        }
         Flow::Go
     }
 }
@@ -106,31 +114,191 @@ pub fn run<G: BuiltinBots>(
     opts: &RunOptions,
     observer: &dyn Observer,
 ) -> anyhow::Result<RunReport> {
-    let sched = &t.file.schedule;
-    let ids = shard_ids(sched, opts.shard)?;
     let mut cfg = t.run_config();
     cfg.affinity = opts.affinity;
-    let series = Series {
+    let what = What {
         entrants: &t.entrants,
-        schedule: sched,
-        ids: ids.clone(),
+        names: t.file.names.clone(),
+        plan: &t.file.plan,
         cfg,
         openings: t.file.openings.as_deref(),
         config: t.file.canonical(),
     };
+    play::<G>(&what, opts, observer)
+}
+
+/// Runs a tournament between bots made in code, without a tournament file:
+/// a round-robin, a gauntlet or a Swiss tournament as `plan` says
+/// ([`Plan::round_robin`], [`Plan::gauntlet`], [`Plan::swiss`]; the
+/// plan's bot indices refer to `entrants`), every game under `cfg`.
+/// `opts` works as for [`run`]: `jobs` games at once, and with `out` a run
+/// folder that `resume` continues; the folder's `tournament.toml` records
+/// the plan and settings, with the bots' names, to recognise the run.
+/// `opts.affinity` overrides `cfg.affinity`. The results, standings and
+/// (Swiss) Buchholz tiebreaks are a function of the entrants, the plan and
+/// the settings, never of `jobs`.
+///
+/// ```
+/// use referee::bot::BotSpec;
+/// use referee::game::TicTacToe;
+/// use referee::output::Silent;
+/// use referee::runner::{Entrant, RunConfig};
+/// use referee::swiss::Seeding;
+/// use referee::tournament::{self, Plan, RunOptions};
+///
+/// let entrants: Vec<Entrant> = ["optimal", "greedy", "random"]
+///     .iter()
+///     .map(|n| Ok(Entrant { name: n.to_string(), spec: BotSpec::resolve::<TicTacToe>(n)? }))
+///     .collect::<Result<_, referee::bot::BotError>>()?;
+/// let plan = Plan::swiss(entrants.len(), Some(3), 2, 1, Seeding::Shuffle).map_err(anyhow::Error::msg)?;
+/// let cfg = RunConfig {
+///     options: Default::default(),
+///     time: Default::default(),
+///     random_plies: 1,
+///     affinity: false,
+/// };
+/// let run = tournament::run_entrants::<TicTacToe>(&entrants, &plan, &cfg, &RunOptions::default(), &Silent)?;
+/// let board = run.summary.ranked();
+/// assert_eq!(board[0].bot.name, "optimal");
+/// assert!(board[0].buchholz.is_some());
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+pub fn run_entrants<G: BuiltinBots>(
+    entrants: &[Entrant],
+    plan: &Plan,
+    cfg: &RunConfig,
+    opts: &RunOptions,
+    observer: &dyn Observer,
+) -> anyhow::Result<RunReport> {
+    if !plan.fits(entrants.len()) {
+        bail!(
+            "the plan does not fit {} entrants (make it with that number of bots)",
+            entrants.len()
+        );
+    }
+    let names: Vec<String> = entrants.iter().map(|e| e.name.clone()).collect();
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            bail!("two entrants are named '{n}': names must be unique");
+        }
+    }
+    let mut cfg = cfg.clone();
+    cfg.affinity = opts.affinity;
+    let what = What {
+        entrants,
+        names: names.clone(),
+        plan,
+        config: code_config(G::KIND, &names, plan, &cfg),
+        cfg,
+        openings: None,
+    };
+    play::<G>(&what, opts, observer)
+}
+
+/// What a tournament run from code keeps in its run folder to be
+/// recognised when resumed: the plan and settings, with the bots' names
+/// (the bots themselves are checked by the folder's fingerprints).
+fn code_config(
+    game: crate::game::GameKind,
+    names: &[String],
+    plan: &Plan,
+    cfg: &RunConfig,
+) -> toml::Table {
+    let int = |x: u64| toml::Value::Integer(i64::try_from(x).unwrap_or(i64::MAX));
+    let mut t = toml::Table::new();
+    t.insert("game".into(), game.name().into());
+    t.insert("boards".into(), int(cfg.options.boards as u64));
+    t.insert("random_plies".into(), int(cfg.random_plies as u64));
+    t.insert("time_ms".into(), int(cfg.time.move_ms));
+    t.insert("startup_ms".into(), int(cfg.time.startup_ms));
+    t.insert("seed".into(), int(plan.seed()));
+    t.insert("games_per_pairing".into(), int(plan.games_per_pairing()));
+    match plan {
+        Plan::Fixed(s) => {
+            t.insert("format".into(), "fixed".into());
+            let pairs: Vec<toml::Value> = s
+                .pairs
+                .iter()
+                .map(|p| toml::Value::Array(p.iter().map(|&i| int(i as u64)).collect()))
+                .collect();
+            t.insert("pairs".into(), toml::Value::Array(pairs));
+        }
+        Plan::Swiss(s) => {
+            t.insert("format".into(), "swiss".into());
+            t.insert("rounds".into(), int(s.rounds));
+            t.insert("seeding".into(), s.seeding.name().into());
+        }
+    }
+    t.insert(
+        "entrants".into(),
+        toml::Value::Array(names.iter().map(|n| n.as_str().into()).collect()),
+    );
+    t
+}
+
+/// Everything a tournament run needs, from a file or from code.
+struct What<'a> {
+    entrants: &'a [Entrant],
+    names: Vec<String>,
+    plan: &'a Plan,
+    cfg: RunConfig,
+    openings: Option<&'a crate::openings::Openings>,
+    config: toml::Table,
+}
+
+fn play<G: BuiltinBots>(
+    w: &What,
+    opts: &RunOptions,
+    observer: &dyn Observer,
+) -> anyhow::Result<RunReport> {
+    let (ids, swiss) = match w.plan {
+        Plan::Fixed(s) => (shard_ids(s, opts.shard)?, None),
+        Plan::Swiss(s) => {
+            if let Some((k, n)) = opts.shard {
+                bail!(
+                    "--shard {k}/{n}: a Swiss tournament cannot be split into shards (each round \
+                     is paired from the results of the rounds before); run it whole"
+                );
+            }
+            (0..s.total(), Some(Pairer::start(s)))
+        }
+    };
+    let (swiss_games, pairer) = match swiss {
+        Some((g, p)) => (Some(g), Some(p)),
+        None => (None, None),
+    };
+    let games: &dyn Games = match (w.plan, &swiss_games) {
+        (_, Some(g)) => g,
+        (Plan::Fixed(s), None) => s,
+        (Plan::Swiss(_), None) => unreachable!("a Swiss plan has its games"),
+    };
+    let series = Series {
+        entrants: w.entrants,
+        schedule: games,
+        ids: ids.clone(),
+        cfg: w.cfg.clone(),
+        openings: w.openings,
+        config: w.config.clone(),
+    };
     let mut tally = TournamentTally {
-        standings: Standings::with_bots(t.file.names.iter().map(String::as_str)),
+        standings: Standings::with_bots(w.names.iter().map(String::as_str)),
         distinct: report::Distinct::default(),
+        swiss: swiss_games.as_ref().zip(pairer),
     };
     let played = play_series::<G>(&series, opts, observer, &mut tally)?;
     let summary = Summary {
         game: G::KIND.name().into(),
-        seed: sched.seed,
-        scheduled: sched.total(),
+        seed: w.plan.seed(),
+        scheduled: w.plan.total(),
         standings: tally.standings,
         distinct: tally.distinct.count(),
         distinct_capped: tally.distinct.capped(),
-        names: t.file.names.clone(),
+        names: w.names.clone(),
+        swiss: swiss_games.as_ref().map(|g| SwissSummary {
+            rounds: g.swiss.rounds,
+            games_per_pairing: g.swiss.games_per_pairing,
+            paired: g.rounds(),
+        }),
     };
     // An interrupted run's standings would look final; the games on disk
     // are what is kept, and `--resume` writes the standings when done.
@@ -182,7 +350,14 @@ pub fn merge(
     }
     let text = toml::to_string(&config)?;
     let file = TournamentFile::parse_copy(&first.join(journal::CONFIG), text)?;
-    let total = file.schedule.total();
+    let schedule = match &file.plan {
+        Plan::Fixed(s) => s,
+        Plan::Swiss(_) => bail!(
+            "{} holds a Swiss tournament, which is never split into shards: there is nothing to              merge",
+            first.display()
+        ),
+    };
+    let total = schedule.total();
     let mut by_id: Vec<Option<GameRecord>> = vec![None; total as usize];
     for d in dirs {
         let games = journal::read_existing_games(d)?;
@@ -197,7 +372,7 @@ pub fn merge(
                     r.id
                 )
             })?;
-            let p = file.schedule.pairing(r.id);
+            let p = schedule.pairing(r.id);
             if r.players != p.players.map(|i| file.names[i].clone()) || r.seed != p.seed {
                 bail!("{}: game {} does not match the schedule", d.display(), r.id);
             }
@@ -218,7 +393,7 @@ pub fn merge(
     }
     let records: Vec<GameRecord> = by_id.into_iter().flatten().collect();
     let kind = file.game;
-    let seed = file.schedule.seed;
+    let seed = schedule.seed;
     let summary = crate::with_game!(kind, G => Summary::from_records::<G>(&file.options, seed, total, &file.names, &records));
     Ok((config, records, summary))
 }
