@@ -132,6 +132,7 @@ impl Swiss {
         match rounds {
             None => Ok(Swiss::default_rounds(bots)),
             Some(r) if r >= 1 && r as u64 <= max => Ok(r as u64),
+            Some(r) if r < 1 => Err(format!("must be at least 1, got {r}")),
             Some(r) => Err(format!(
                 "must be between 1 and {max}, got {r} ({bots} bots can play at most {max} rounds \
                  without meeting an opponent twice; for more games per opponent raise \
@@ -800,5 +801,119 @@ mod tests {
             play(&mut h, &r, &result);
         }
         assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
+    }
+
+    #[test]
+    fn two_three_and_four_bots() {
+        // Two bots: one round, one pairing, nothing else possible.
+        let s = swiss(2, Swiss::max_rounds(2), Seeding::File);
+        assert_eq!(s.rounds, 1);
+        let r = pair_round(&History::new(&s));
+        assert_eq!((r.pairs.clone(), r.bye), (vec![[0, 1]], None));
+
+        // Three bots, three rounds: each sits out once, each pair meets
+        // once, whatever the results.
+        for first in [0, 1, 2] {
+            let s = swiss(3, 3, Seeding::File);
+            let mut h = History::new(&s);
+            let mut met = HashSet::new();
+            let mut byes = Vec::new();
+            for _ in 0..3 {
+                let r = pair_round(&h);
+                assert_eq!((r.pairs.len(), r.rematches, r.greedy), (1, 0, false));
+                let [a, b] = r.pairs[0];
+                assert!(met.insert((a.min(b), a.max(b))));
+                byes.push(r.bye.expect("a bye"));
+                play(&mut h, &r, &|a, _| if a == first { 2 } else { 0 });
+            }
+            byes.sort_unstable();
+            assert_eq!(byes, [0, 1, 2]);
+        }
+
+        // Four bots, three rounds: a round-robin, found without a rematch
+        // whatever the results.
+        for seed in 0..20 {
+            let s = Swiss {
+                seed,
+                ..swiss(4, 3, Seeding::Shuffle)
+            };
+            let mut h = History::new(&s);
+            let mut met = HashSet::new();
+            for round in 0..3 {
+                let r = pair_round(&h);
+                assert_eq!((r.pairs.len(), r.bye, r.rematches), (2, None, 0));
+                for &[a, b] in &r.pairs {
+                    assert!(met.insert((a.min(b), a.max(b))), "seed {seed}");
+                }
+                let result =
+                    move |a: usize, b: usize| seed::derive(seed, &[round, a as u64, b as u64]) % 3;
+                play(&mut h, &r, &result);
+            }
+            assert_eq!(met.len(), 6);
+        }
+    }
+
+    #[test]
+    fn rounds_are_checked_against_the_number_of_bots() {
+        assert_eq!(Swiss::check_rounds(8, None), Ok(5));
+        assert_eq!(Swiss::check_rounds(8, Some(7)), Ok(7));
+        assert!(Swiss::check_rounds(8, Some(8))
+            .unwrap_err()
+            .contains("at most 7"));
+        assert_eq!(Swiss::check_rounds(7, Some(7)), Ok(7));
+        assert!(Swiss::check_rounds(7, Some(0))
+            .unwrap_err()
+            .contains("at least 1"));
+        assert!(Swiss::check_rounds(2, Some(2)).is_err());
+    }
+
+    fn record(p: &Pairing, first_wins: bool) -> GameRecord {
+        let winner = if first_wins { Some(Seat::One) } else { None };
+        let mut r =
+            crate::record::sample(crate::game::GameKind::TicTacToe, ["a", "b"], winner, &[]);
+        r.id = p.id;
+        r
+    }
+
+    #[test]
+    fn the_next_round_is_paired_when_the_last_game_of_a_round_is_counted() {
+        let s = Swiss {
+            games_per_pairing: 2,
+            ..swiss(5, 3, Seeding::File)
+        };
+        let (games, mut pairer) = Pairer::start(&s);
+        // Round 1 (ids 0..4) is known, round 2 (4..8) not yet.
+        assert!((0..4).all(|id| games.pairing(id).is_some()));
+        assert_eq!(games.pairing(4), None);
+        assert_eq!(games.pairing(s.total()), None);
+        for id in 0..3 {
+            let p = games.pairing(id).expect("paired");
+            pairer.add(&games, &record(&p, true));
+            assert_eq!(games.pairing(4), None, "after game {id}");
+        }
+        let last = games.pairing(3).expect("paired");
+        pairer.add(&games, &record(&last, false));
+        let r2 = games.pairing(4).expect("round 2 paired");
+        assert_eq!(games.rounds().len(), 2);
+        // The same as pairing the round directly from the same results.
+        let mut h = History::new(&s);
+        let r1 = pair_round(&h);
+        h.add_round(&r1);
+        for id in 0..4 {
+            let p = s.pairing(&r1, id);
+            h.add_game(p.players, if id < 3 { 2 } else { 1 });
+        }
+        let expected = pair_round(&h);
+        assert_eq!(games.rounds()[1], expected);
+        assert_eq!(r2, s.pairing(&expected, 4));
+        // Counting the last round pairs nothing more.
+        for id in 4..s.total() {
+            if id == 8 {
+                assert_eq!(games.rounds().len(), 3);
+            }
+            let p = games.pairing(id).expect("paired");
+            pairer.add(&games, &record(&p, true));
+        }
+        assert_eq!(games.rounds().len(), 3);
     }
 }

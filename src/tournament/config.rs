@@ -890,4 +890,85 @@ mod tests {
             .0;
         assert!(e.starts_with("t.toml:1:19: openings_sha256:"), "{e}");
     }
+
+    #[test]
+    fn swiss_takes_rounds_and_seeding_and_checks_them() {
+        let four = format!(
+            "{GOOD}[[bots]]\nname = \"o\"\nbuiltin = \"optimal\"\n\
+             [[bots]]\nname = \"o2\"\nbuiltin = \"optimal\"\n"
+        );
+        let f = parse(&format!(
+            "format = \"swiss\"\nrounds = 3\nseeding = \"file\"\n{four}"
+        ))
+        .unwrap();
+        let Plan::Swiss(s) = &f.plan else {
+            panic!("a Swiss plan: {:?}", f.plan)
+        };
+        assert_eq!((s.bots, s.rounds, s.seeding), (4, 3, Seeding::File));
+        // 2 pairs a round, 4 games a pairing, 3 rounds.
+        assert_eq!(f.plan.total(), 24);
+        // Defaults: ceil(log2 4) + 2 = 4 rounds, capped at 3 (4 bots);
+        // the file order shuffled.
+        let f = parse(&format!("format = \"swiss\"\n{four}")).unwrap();
+        let Plan::Swiss(s) = &f.plan else { panic!() };
+        assert_eq!((s.rounds, s.seeding), (3, Seeding::Shuffle));
+
+        let e = parse(&format!("format = \"swiss\"\nrounds = 4\n{four}"))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("t.toml:2:10: rounds: must be between 1 and 3, got 4"),
+            "{e}"
+        );
+        let e = parse(&format!("format = \"swiss\"\nrounds = 0\n{four}"))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("t.toml:2:10: rounds: must be at least 1"),
+            "{e}"
+        );
+        let e = parse(&format!("format = \"swiss\"\nseeding = \"elo\"\n{four}"))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("t.toml:2:11: seeding: unknown seeding 'elo'"),
+            "{e}"
+        );
+        let e = parse(&format!("rounds = 2\n{four}")).unwrap_err().0;
+        assert!(e.starts_with("t.toml:1:10: rounds: only a Swiss"), "{e}");
+        let e = parse(&format!("format = \"swis\"\n{four}")).unwrap_err().0;
+        assert!(e.contains("\"swiss\""), "{e}");
+        let e = parse(&format!(
+            "format = \"swiss\"\nchallengers = [\"r\"]\n{four}"
+        ))
+        .unwrap_err()
+        .0;
+        assert!(e.contains("only a gauntlet has challengers"), "{e}");
+        // The run folder's copy reads back as the same plan.
+        let f = parse(&format!("format = \"swiss\"\nrounds = 2\n{four}")).unwrap();
+        let copy = toml::to_string(&f.canonical()).unwrap();
+        let c = TournamentFile::parse_copy(Path::new("out/tournament.toml"), copy).unwrap();
+        assert_eq!(c.plan, f.plan);
+    }
+
+    #[test]
+    fn plans_made_in_code_are_checked() {
+        assert_eq!(Plan::round_robin(3, 4, 1).unwrap().total(), 12);
+        assert!(Plan::round_robin(1, 4, 1)
+            .unwrap_err()
+            .contains("at least 2 bots"));
+        assert!(Plan::round_robin(3, 3, 1).unwrap_err().contains("even"));
+        assert_eq!(Plan::gauntlet(4, vec![0], 2, 1).unwrap().total(), 6);
+        assert!(Plan::gauntlet(4, vec![0, 0], 2, 1).is_err());
+        assert!(Plan::gauntlet(4, vec![4], 2, 1).is_err());
+        assert!(Plan::gauntlet(2, vec![0, 1], 2, 1).is_err());
+        let p = Plan::swiss(9, None, 2, 1, Seeding::Shuffle).unwrap();
+        // ceil(log2 9) + 2 = 6 rounds of 4 pairings of 2 games.
+        assert_eq!((p.total(), p.games_per_pairing(), p.seed()), (48, 2, 1));
+        assert!(p.fits(9) && !p.fits(8));
+        assert!(Plan::swiss(9, Some(10), 2, 1, Seeding::File)
+            .unwrap_err()
+            .starts_with("rounds: must be between 1 and 9"));
+        assert!(Plan::round_robin(3, 2, 1).unwrap().fits(3));
+    }
 }

@@ -526,4 +526,124 @@ mod tests {
         assert_eq!(untimed(&again.summary), untimed(&full.summary));
         assert_eq!(journal::read_games(&d).unwrap().records.len(), 60);
     }
+
+    fn swiss_entrants() -> Vec<Entrant> {
+        let bots = ["optimal", "greedy", "random", "greedy", "random"];
+        bots.iter()
+            .enumerate()
+            .map(|(i, b)| Entrant {
+                name: format!("{b}-{i}"),
+                spec: crate::bot::BotSpec::resolve::<TicTacToe>(b).unwrap(),
+            })
+            .collect()
+    }
+
+    fn swiss_cfg() -> RunConfig {
+        RunConfig {
+            options: Default::default(),
+            time: Default::default(),
+            random_plies: 1,
+            affinity: false,
+        }
+    }
+
+    #[test]
+    fn swiss_from_code_same_at_any_jobs_resumes_and_refuses_shards() {
+        let e = swiss_entrants();
+        let plan = Plan::swiss(5, Some(4), 4, 3, crate::swiss::Seeding::Shuffle).unwrap();
+        let guard = tempfile::tempdir().unwrap();
+        let run_in = |dir: &Path, jobs, resume| {
+            let opts = RunOptions {
+                jobs,
+                out: Some(dir.to_path_buf()),
+                resume,
+                ..RunOptions::default()
+            };
+            run_entrants::<TicTacToe>(&e, &plan, &swiss_cfg(), &opts, &Silent)
+        };
+        let (d1, d2) = (tmp(&guard, "j1"), tmp(&guard, "j2"));
+        let a = run_in(&d1, 1, false).unwrap();
+        let b = run_in(&d2, 2, false).unwrap();
+        // 4 rounds of 2 pairings of 4 games; one bye a round.
+        assert_eq!(a.played, 32);
+        assert_eq!(games_without_times(&d1), games_without_times(&d2));
+        assert_eq!(untimed(&a.summary), untimed(&b.summary));
+        let sw = a.summary.swiss.as_ref().unwrap();
+        assert_eq!(sw.paired.len(), 4);
+        assert!(sw
+            .paired
+            .iter()
+            .all(|r| r.bye.is_some() && r.rematches == 0));
+        let j = a.summary.to_json();
+        assert_eq!(j["format"], "swiss");
+        let byes: u64 = j["bots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["byes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(byes, 4);
+        // Leaderboard: score first, then Buchholz.
+        let rows = a.summary.ranked();
+        for w in rows.windows(2) {
+            let (x, y) = (&w[0], &w[1]);
+            assert!(x.bot.total.score() >= y.bot.total.score());
+            if x.bot.total.score() == y.bot.total.score() {
+                assert!(x.buchholz.unwrap() >= y.buchholz.unwrap() - 1e-9);
+            }
+        }
+
+        // Cut in the middle of round 2 (ids 8..16), then resume.
+        let p = journal::games_path(&d2);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let kept: String = text.lines().take(11).map(|l| format!("{l}\n")).collect();
+        std::fs::write(&p, kept).unwrap();
+        let again = run_in(&d2, 2, true).unwrap();
+        assert_eq!((again.resumed, again.played), (11, 21));
+        assert_eq!(untimed(&again.summary), untimed(&a.summary));
+
+        // A Swiss tournament has no shards, and its folder nothing to merge.
+        let opts = RunOptions {
+            shard: Some((1, 2)),
+            ..RunOptions::default()
+        };
+        let err = run_entrants::<TicTacToe>(&e, &plan, &swiss_cfg(), &opts, &Silent).unwrap_err();
+        assert!(
+            err.to_string().contains("cannot be split into shards"),
+            "{err}"
+        );
+        // A plan for another number of bots is refused.
+        let err = run_entrants::<TicTacToe>(
+            &e[..4],
+            &plan,
+            &swiss_cfg(),
+            &RunOptions::default(),
+            &Silent,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("does not fit 4 entrants"), "{err}");
+    }
+
+    #[test]
+    fn a_swiss_file_runs_and_its_folder_is_not_merged() {
+        let text = "game = \"tictactoe\"\nformat = \"swiss\"\nrounds = 2\ngames_per_pairing = 2\n\
+            [[bots]]\nname = \"r\"\nbuiltin = \"random\"\n\
+            [[bots]]\nname = \"g\"\nbuiltin = \"greedy\"\n\
+            [[bots]]\nname = \"o\"\nbuiltin = \"optimal\"\n\
+            [[bots]]\nname = \"o2\"\nbuiltin = \"optimal\"\n";
+        let t = TournamentFile::parse(Path::new("t.toml"), text.into(), None)
+            .unwrap()
+            .resolve::<TicTacToe>()
+            .unwrap();
+        let guard = tempfile::tempdir().unwrap();
+        let d = tmp(&guard, "swiss");
+        let opts = RunOptions {
+            out: Some(d.clone()),
+            ..RunOptions::default()
+        };
+        let r = run::<TicTacToe>(&t, &opts, &Silent).unwrap();
+        assert_eq!((r.played, r.summary.scheduled), (8, 8));
+        let e = merge(&[d], &Silent).unwrap_err().to_string();
+        assert!(e.contains("Swiss"), "{e}");
+    }
 }
