@@ -22,7 +22,7 @@ use crate::seed;
 use crate::series::Games;
 
 /// Tag mixed into the seed that shuffles the bots for round 1.
-const SEEDING_TAG: u64 = 0x7377_6973_73;
+const SEEDING_TAG: u64 = 0x0073_7769_7373;
 
 /// Most pairing attempts the search for a round without rematches makes
 /// before it gives up and pairs greedily (see [`pair_round`]). Thousands of
@@ -111,7 +111,7 @@ impl Swiss {
     /// odd and one bot sits out each round). At least 1.
     pub fn max_rounds(bots: usize) -> u64 {
         let n = bots.max(2) as u64;
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             n - 1
         } else {
             n

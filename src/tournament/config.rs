@@ -234,7 +234,7 @@ fn check_shape(bots: usize, games_per_pairing: u64) -> Result<(), String> {
     if bots < 2 {
         return Err(format!("a tournament needs at least 2 bots, got {bots}"));
     }
-    if games_per_pairing < 2 || games_per_pairing % 2 != 0 {
+    if games_per_pairing < 2 || !games_per_pairing.is_multiple_of(2) {
         return Err(format!(
             "games_per_pairing must be even and at least 2 (each opening is played twice, seats \
              swapped), got {games_per_pairing}"
