@@ -19,6 +19,7 @@ use anyhow::bail;
 use serde_json::{json, Value};
 
 use crate::bot::BuiltinBots;
+use crate::journal::{BotAbout, RunSettings};
 use crate::openings::Openings;
 use crate::output::Observer;
 use crate::record::{Forfeit, ForfeitReason, GameRecord};
@@ -399,6 +400,29 @@ fn folder_config(
     t
 }
 
+/// What the report shows about a match (`run.json`).
+fn settings<G: BuiltinBots>(
+    entrants: &[Entrant; 2],
+    cfg: &MatchConfig,
+    title: Option<String>,
+) -> RunSettings {
+    let mut s = RunSettings::new::<G>("match", &cfg.run.options);
+    s.title = title;
+    s.games = Some(cfg.games);
+    s.time_ms = Some(cfg.run.time.move_ms);
+    s.startup_ms = Some(cfg.run.time.startup_ms);
+    s.openings = cfg.openings.as_ref().map(|o| o.file_name());
+    s.shuffle_openings = cfg.openings.as_ref().is_some_and(|o| o.shuffled());
+    s.random_plies = Some(cfg.run.random_plies as u64);
+    s.seed = Some(cfg.seed);
+    s.sprt = cfg.sprt.as_ref().map(|p| p.to_string());
+    s.bots = entrants
+        .iter()
+        .map(|e| BotAbout::of::<G>(&e.name, &e.spec))
+        .collect();
+    s
+}
+
 /// Checks a match's number of games: even (games come in pairs) and at
 /// least 2. Any larger number is fine: a match streams its games.
 pub fn check_games(games: u64) -> anyhow::Result<()> {
@@ -432,6 +456,7 @@ pub fn run<G: BuiltinBots>(
         cfg: cfg.run.clone(),
         openings: cfg.openings.as_deref(),
         config: folder_config(&names, cfg, G::KIND),
+        settings: settings::<G>(entrants, cfg, opts.title.clone()),
     };
     let mut tally = MatchTally {
         scheduled: cfg.games,

@@ -11,6 +11,10 @@
 //! - `fingerprint.json`: everything else that decides the games, above all
 //!   each external bot's command, manifest and program checksums, so that
 //!   `--resume` refuses a folder whose bots changed, and says what changed;
+//! - `run.json`: what the report shows about the run ([`RunSettings`]): its
+//!   settings in words, its title, when it was made and by which referee,
+//!   and what each bot is. Nothing in it decides a game, so it is never
+//!   checked on resume;
 //! - `.referee.lock`: held (with `flock`) by the run writing the folder, so a
 //!   second run, or a `--resume` while a run is going, is refused with the
 //!   holder's pid and command line.
@@ -39,6 +43,8 @@ pub const GAMES: &str = "games.jsonl";
 pub const CONFIG: &str = "tournament.toml";
 /// What else decides the games: the bots' programs.
 pub(crate) const FINGERPRINT: &str = "fingerprint.json";
+/// What the report shows about the run (its settings, title and date).
+pub const SETTINGS: &str = "run.json";
 /// The lock file held by the run writing the folder.
 pub(crate) const LOCK: &str = ".referee.lock";
 
@@ -424,11 +430,7 @@ impl RunFolder {
     /// Writes `name` in the folder whole: to a temporary file first, then
     /// renamed, so a reader never sees half of it.
     pub fn write_file(&self, name: &str, contents: &[u8]) -> anyhow::Result<()> {
-        let path = self.dir.join(name);
-        let tmp = self.dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, contents)
-            .and_then(|_| std::fs::rename(&tmp, &path))
-            .with_context(|| format!("cannot write {}", path.display()))
+        write_atomic(&self.dir, name, contents)
     }
 }
 
@@ -580,6 +582,194 @@ pub(crate) fn bot_differences(old: &[BotPrint], new: &[BotPrint]) -> Vec<String>
     out
 }
 
+/// What the report shows about a run, kept in its folder as `run.json`:
+/// the settings in words, the title, when the run was made and by which
+/// referee, and what each bot is. Every field may be missing (a file
+/// written by another version), and unknown fields are ignored.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunSettings {
+    /// The report's title, when the run was given one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `round-robin`, `gauntlet`, `match`, `server` or `grading`.
+    pub format: String,
+    /// The game's name.
+    pub game: String,
+    /// Notakto boards (Notakto only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boards: Option<u8>,
+    /// A tournament's games per pairing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub games_per_pairing: Option<u64>,
+    /// A match's games (at most, with an SPRT).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub games: Option<u64>,
+    /// A server's rounds per connection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u64>,
+    /// A gauntlet's challengers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub challengers: Vec<String>,
+    /// Per-move limit of external bots (or network clients), in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_ms: Option<u64>,
+    /// Start-up allowance added to a first turn, in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup_ms: Option<u64>,
+    /// The opening suite's file name (without its folder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub openings: Option<String>,
+    /// Whether the suite is played in an order shuffled by the seed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shuffle_openings: bool,
+    /// Random plies at the start of each pair of games.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_plies: Option<u64>,
+    /// The master seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// A match's SPRT, as given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sprt: Option<String>,
+    /// A server's protocol (`text` or `v1`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// When the run was first started, UTC, as `2025-06-01T14:03:07Z`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// The referee version that wrote the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub referee_version: Option<String>,
+    /// The bots named by the run (a server's own bot; not its clients).
+    pub bots: Vec<BotAbout>,
+}
+
+/// One bot of a run as the report describes it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BotAbout {
+    /// The name it plays under.
+    pub name: String,
+    /// A built-in with its parameters (`optimal:iters=5000`), or the
+    /// external program's command line.
+    pub bot: String,
+    /// One line on what it is: the built-in's from its game's table, an
+    /// external bot's from its manifest or tournament entry.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+}
+
+impl BotAbout {
+    /// Bot `spec` of game `G` playing as `name`.
+    pub fn of<G: crate::bot::BuiltinBots>(name: &str, spec: &BotSpec) -> BotAbout {
+        match spec {
+            BotSpec::Builtin(b) => BotAbout {
+                name: name.to_string(),
+                bot: b.to_string(),
+                description: G::builtin(&b.name)
+                    .map(|d| d.description.to_string())
+                    .unwrap_or_default(),
+            },
+            BotSpec::External(e) => BotAbout {
+                name: name.to_string(),
+                bot: shell_words::join(&e.command),
+                description: e.description.clone(),
+            },
+        }
+    }
+}
+
+impl RunSettings {
+    /// Settings of format `format` for game `G`, stamped with the time now
+    /// and this referee's version; the caller fills in the rest.
+    pub fn new<G: crate::game::Game>(format: &str, options: &crate::game::GameOptions) -> Self {
+        RunSettings {
+            format: format.to_string(),
+            game: G::KIND.name().to_string(),
+            boards: (G::KIND == crate::game::GameKind::Notakto).then_some(options.boards),
+            created: Some(utc_text(std::time::SystemTime::now())),
+            referee_version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            ..RunSettings::default()
+        }
+    }
+}
+
+/// `2025-06-01T14:03:07Z`: a moment in UTC, without a date crate.
+pub(crate) fn utc_text(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// Reads the settings of a run folder: `None` when it has no `run.json`.
+pub fn read_settings(dir: &Path) -> anyhow::Result<Option<RunSettings>> {
+    let p = dir.join(SETTINGS);
+    match std::fs::read_to_string(&p) {
+        Ok(text) => Ok(Some(
+            serde_json::from_str(&text).with_context(|| format!("{}", p.display()))?,
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
+    }
+}
+
+/// Sets the title kept in run folder `dir` (its `run.json`, made with only
+/// the title when the folder has none), so that later reports show it:
+/// `referee report DIR --title TEXT`. Written whole to a temporary file and
+/// renamed; the folder's lock is not needed, as nothing in the file decides
+/// a game.
+pub fn save_title(dir: &Path, title: &str) -> anyhow::Result<()> {
+    // Unreadable settings are replaced, as a run does.
+    let mut s = read_settings(dir).ok().flatten().unwrap_or_default();
+    s.title = Some(title.to_string());
+    let text = serde_json::to_string_pretty(&s)? + "\n";
+    write_atomic(dir, SETTINGS, text.as_bytes())
+}
+
+/// Writes `dir/name` whole: to a temporary file, then renamed, so a reader
+/// never sees half of it.
+fn write_atomic(dir: &Path, name: &str, contents: &[u8]) -> anyhow::Result<()> {
+    let path = dir.join(name);
+    let tmp = dir.join(format!(".{name}.tmp"));
+    std::fs::write(&tmp, contents)
+        .and_then(|_| std::fs::rename(&tmp, &path))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+impl RunFolder {
+    /// Writes the run's settings (`run.json`). A folder that has them
+    /// already (a resumed run) keeps its date, and its title unless
+    /// `settings` gives one.
+    pub fn write_settings(&self, settings: &RunSettings) -> anyhow::Result<()> {
+        let mut s = settings.clone();
+        // Unreadable old settings are replaced: nothing in them decides a game.
+        if let Ok(Some(old)) = read_settings(&self.dir) {
+            s.created = old.created.or(s.created);
+            s.title = s.title.or(old.title);
+        }
+        let text = serde_json::to_string_pretty(&s)? + "\n";
+        self.write_file(SETTINGS, text.as_bytes())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -685,5 +875,47 @@ mod tests {
         );
         let d = bot_differences(&[before], &[builtin]);
         assert!(d[0].contains("was `python3 bot.py`, now `random`"), "{d:?}");
+    }
+
+    #[test]
+    fn utc_dates_and_settings_keep_their_first_date() {
+        let at = |s: u64| utc_text(std::time::UNIX_EPOCH + std::time::Duration::from_secs(s));
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_735_689_599), "2024-12-31T23:59:59Z");
+        let tmp = tempfile::tempdir().unwrap();
+        let (f, _) = RunFolder::open(tmp.path()).unwrap();
+        let mut s = RunSettings::new::<crate::game::Notakto>("match", &Default::default());
+        assert_eq!(s.boards, Some(3));
+        s.created = Some("2001-01-01T00:00:00Z".into());
+        s.title = Some("first".into());
+        f.write_settings(&s).unwrap();
+        let mut again = s.clone();
+        again.created = Some("2002-02-02T00:00:00Z".into());
+        again.title = None;
+        f.write_settings(&again).unwrap();
+        let read = read_settings(tmp.path()).unwrap().unwrap();
+        assert_eq!(read.created.as_deref(), Some("2001-01-01T00:00:00Z"));
+        assert_eq!(read.title.as_deref(), Some("first"));
+        // Unknown fields and missing ones read.
+        std::fs::write(tmp.path().join(SETTINGS), "{\"format\":\"x\",\"later\":1}").unwrap();
+        assert_eq!(read_settings(tmp.path()).unwrap().unwrap().format, "x");
+        // A title set afterwards keeps the rest.
+        save_title(tmp.path(), "second").unwrap();
+        let read = read_settings(tmp.path()).unwrap().unwrap();
+        assert_eq!(
+            (read.format.as_str(), read.title.as_deref()),
+            ("x", Some("second"))
+        );
+        let bare = tempfile::tempdir().unwrap();
+        save_title(bare.path(), "t").unwrap();
+        assert_eq!(
+            read_settings(bare.path())
+                .unwrap()
+                .unwrap()
+                .title
+                .as_deref(),
+            Some("t")
+        );
     }
 }

@@ -140,6 +140,14 @@ impl Openings {
         &self.sha256
     }
 
+    /// The suite's file name, without its folder (as the report shows it).
+    pub(crate) fn file_name(&self) -> String {
+        self.path.file_name().map_or_else(
+            || self.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    }
+
     /// Whether it is played shuffled (by the seed) rather than in file order.
     pub(crate) fn shuffled(&self) -> bool {
         self.shuffled

@@ -102,27 +102,40 @@ fn play_prepared<G: BuiltinBots>(
             // A bot that cannot even be made forfeits by start-up; the game is
             // still recorded so that nothing is silently dropped.
             let seat = if first.is_ok() { Seat::Two } else { Seat::One };
-            let f = Forfeit::new(ForfeitReason::Startup, "the bot could not be created").located(
-                seat,
-                setup.opening.len() + 1,
-                &start.to_string(),
-            );
-            GameRecord {
-                id: p.id,
-                game: G::KIND,
-                players: names,
-                seed: p.seed,
-                opening: vec![],
-                start: start.to_string(),
-                moves: vec![],
-                times_us: vec![],
-                winner: Some(seat.other()),
-                termination: crate::record::Termination::Forfeit(ForfeitReason::Startup),
-                forfeit: Some(f),
-                final_position: start.to_string(),
-                client: None,
-            }
+            let f = Forfeit::new(ForfeitReason::Startup, "the bot could not be created");
+            forfeit_record(p, names, &start, setup.opening.len(), seat, f)
         }
+    }
+}
+
+/// The record of a game that ended before its first move was asked for:
+/// `seat` forfeits by `f` (located at the move after the opening's
+/// `opening_len` plies), nothing is played. For a bot that could not be
+/// started, and for games a grading run did not play.
+pub(crate) fn forfeit_record<G: Game>(
+    p: &Pairing,
+    names: [String; 2],
+    start: &G,
+    opening_len: usize,
+    seat: Seat,
+    f: Forfeit,
+) -> GameRecord {
+    let reason = f.reason;
+    let f = f.located(seat, opening_len + 1, &start.to_string());
+    GameRecord {
+        id: p.id,
+        game: G::KIND,
+        players: names,
+        seed: p.seed,
+        opening: vec![],
+        start: start.to_string(),
+        moves: vec![],
+        times_us: vec![],
+        winner: Some(seat.other()),
+        termination: crate::record::Termination::Forfeit(reason),
+        forfeit: Some(f),
+        final_position: start.to_string(),
+        client: None,
     }
 }
 

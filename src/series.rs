@@ -73,6 +73,8 @@ pub(crate) struct Series<'a> {
     /// What the run folder keeps to recognise the run (`tournament.toml`):
     /// a resumed folder must hold the same.
     pub(crate) config: toml::Table,
+    /// What the report shows about the run (`run.json`).
+    pub(crate) settings: journal::RunSettings,
 }
 
 /// Whether counting goes on.
@@ -188,6 +190,7 @@ pub(crate) fn play_series<G: BuiltinBots>(
             for n in &games.notes {
                 observer.note(n);
             }
+            folder.write_settings(&s.settings)?;
             Some(folder)
         }
         None => None,

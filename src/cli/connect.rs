@@ -24,6 +24,10 @@ pub struct ConnectArgs {
     /// The game you expect; the server's `begin` line decides, this only checks it.
     #[arg(long, value_parser = parse_game)]
     game: Option<GameKind>,
+    /// The name to play under: the server records all your connections as
+    /// one player of that name (letters, digits, spaces, _-.+@; at most 40).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
     /// Seed of the local bot.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -40,6 +44,7 @@ pub fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
     cfg.rounds = args.rounds;
     cfg.game = args.game;
     cfg.seed = args.seed;
+    cfg.name = args.name.clone();
     cfg.process = args.process.settings();
     cfg.log = referee::output::Log::to(std::sync::Arc::new(referee::output::Progress::new(false)));
     cfg.timeout = (args.timeout_s > 0).then(|| std::time::Duration::from_secs(args.timeout_s));

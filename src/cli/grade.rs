@@ -8,8 +8,12 @@ use clap::Args;
 
 use super::{GameArgs, TimeArgs};
 use referee::game::Seat;
-use referee::grade::class::{grade_class, write_gradebook};
+use referee::grade::class::{grade_class, write_gradebook, ClassOutput, GradedSoFar};
+use referee::grade::rubric::Rubric;
 use referee::grade::{grade, GradeConfig, GradeMode, Thresholds};
+use referee::output::feedback::{
+    feedback_markdown, gradescope_error, gradescope_results, grading_leaderboard,
+};
 use referee::output::grade::{grade_report_text, gradebook_table};
 use referee::output::Progress;
 
@@ -47,6 +51,15 @@ pub struct GradeOptions {
     /// UTTT: pass threshold in percent against optimal.
     #[arg(long, default_value_t = 0.0)]
     min_vs_optimal: f64,
+    /// Stop a bot that times out on this many games in a row: its
+    /// remaining games count as timeout forfeits without being played
+    /// (0: never stop it).
+    #[arg(long, default_value_t = referee::grade::DEFAULT_MAX_TIMEOUTS)]
+    max_timeouts: u32,
+    /// A rubric (TOML) that turns the results into points
+    /// (docs/grading.md); default: the requirement, 100 points or none.
+    #[arg(long, value_name = "FILE")]
+    rubric: Option<PathBuf>,
     #[command(flatten)]
     time: TimeArgs,
     #[command(flatten)]
@@ -66,21 +79,47 @@ pub struct GradeArgs {
     /// Write every sampled game to DIR/games.jsonl.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Write Gradescope's results.json here (also when the bot cannot be
+    /// graded: then every rubric item fails with the reason).
+    #[arg(long, value_name = "FILE")]
+    gradescope: Option<PathBuf>,
+    /// Write the student's feedback page (Markdown) here.
+    #[arg(long, value_name = "FILE")]
+    feedback: Option<PathBuf>,
 }
 
 /// Runs `grade`: exit 0 pass, 1 fail, 2 harness error.
 pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
-    let mut cfg = args.opts.config()?;
-    cfg.out = args.out.clone();
+    let started = std::time::Instant::now();
+    let cfg = match args.opts.config() {
+        Ok(mut cfg) => {
+            cfg.out = args.out.clone();
+            cfg
+        }
+        Err(e) => return Err(not_graded(&args, e, None, started)),
+    };
+    for file in [&args.gradescope, &args.feedback].into_iter().flatten() {
+        check_writable(file)?;
+    }
     referee::interrupt::install(super::tell)?;
     let progress = Progress::new(args.json);
-    let report = grade(args.opts.game.game, &args.bot, &cfg, &progress)?;
+    let report = match grade(args.opts.game.game, &args.bot, &cfg, &progress) {
+        Ok(r) => r,
+        Err(e) => return Err(not_graded(&args, e, cfg.rubric.as_ref(), started)),
+    };
     if let Some(sig) = referee::interrupt::interrupted() {
         eprintln!(
             "referee: interrupted by {}: grading stopped, no verdict",
             referee::interrupt::signal_name(sig)
         );
         return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
+    }
+    if let Some(path) = &args.gradescope {
+        let results = gradescope_results(&report, grading_leaderboard(&report));
+        write_file(path, &(serde_json::to_string_pretty(&results)? + "\n"))?;
+    }
+    if let Some(path) = &args.feedback {
+        write_file(path, &feedback_markdown(&report))?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -92,6 +131,55 @@ pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The bot could not be graded: with `--gradescope`, a results.json that
+/// gives 0 points and says why (so the student sees it), then the error.
+fn not_graded(
+    args: &GradeArgs,
+    e: anyhow::Error,
+    rubric: Option<&Rubric>,
+    started: std::time::Instant,
+) -> anyhow::Error {
+    let Some(path) = &args.gradescope else {
+        return e;
+    };
+    let rubric = rubric.cloned().unwrap_or_else(Rubric::requirement_only);
+    let items: Vec<(String, f64, String)> = rubric
+        .items
+        .iter()
+        .map(|i| (i.name.clone(), i.points, i.visibility.clone()))
+        .collect();
+    let results = gradescope_error(&format!("{e:#}"), &items, started.elapsed().as_secs_f64());
+    match serde_json::to_string_pretty(&results) {
+        Ok(json) => {
+            if let Err(w) = write_file(path, &(json + "\n")) {
+                return e.context(format!("{w:#}"));
+            }
+        }
+        Err(w) => return e.context(w.to_string()),
+    }
+    e
+}
+
+/// Fails now, before any game, if `path` cannot be written.
+fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    Ok(())
+}
+
+fn write_file(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    std::fs::write(path, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }
 
 /// Most sampled games per seat: grading keeps every game to judge it.
@@ -135,7 +223,11 @@ impl GradeOptions {
             time: self.time.control(),
             out: None,
             process: self.process.settings(),
-            rubric: None,
+            rubric: match &self.rubric {
+                Some(path) => Some(Rubric::load(path).map_err(anyhow::Error::msg)?),
+                None => None,
+            },
+            max_timeouts: self.max_timeouts,
         })
     }
 }
@@ -148,7 +240,10 @@ pub struct GradeAllArgs {
     /// A folder with one subfolder per student, each holding `bot.toml`,
     /// `bot.py` or an executable `bot`.
     dir: PathBuf,
-    /// Where to write gradebook.csv and gradebook.json (default: DIR).
+    /// Where to write gradebook.csv, gradebook.json, grades.csv (points per
+    /// rubric item, for an LMS), feedback/STUDENT.md and
+    /// gradescope/STUDENT/results.json (default: DIR). Checked before the
+    /// first game.
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -166,16 +261,43 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
             super::tell(&format!("warning: best-effort sandbox without {lack}"));
         }
     }
-    let progress = Progress::new(false);
-    let rows = grade_class(args.opts.game.game, &args.dir, &cfg, cfg.jobs, &progress)?;
     let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
-    let (csv_path, json_path) = write_gradebook(&out, &rows)?;
+    let progress = Progress::new(false);
+    let class_out = ClassOutput {
+        dir: out.clone(),
+        leaderboard: Vec::new(),
+    };
+    let rubric = cfg.rubric.clone().unwrap_or_else(Rubric::requirement_only);
+    let (rows, failed) = match grade_class(
+        args.opts.game.game,
+        &args.dir,
+        &cfg,
+        cfg.jobs,
+        &class_out,
+        &progress,
+    ) {
+        Ok(rows) => (rows, None),
+        Err(e) => match e.downcast_ref::<GradedSoFar>() {
+            // An output error mid-way: what was graded is kept.
+            Some(so_far) => (so_far.0.clone(), Some(e)),
+            None => return Err(e),
+        },
+    };
+    let paths = write_gradebook(&out, &rows, &rubric)?;
     println!("{}", gradebook_table(&rows));
     println!(
-        "gradebook: {} and {}",
-        csv_path.display(),
-        json_path.display()
+        "gradebook: {}; feedback: {}; Gradescope: {}",
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        out.join("feedback").display(),
+        out.join("gradescope").display()
     );
+    if let Some(e) = failed {
+        return Err(e);
+    }
     if let Some(sig) = referee::interrupt::interrupted() {
         eprintln!(
             "referee: interrupted by {}: the gradebook holds the {} students graded before",

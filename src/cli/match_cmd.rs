@@ -81,6 +81,9 @@ pub struct MatchArgs {
     /// Do not write DIR/report.html at the end.
     #[arg(long)]
     no_report: bool,
+    /// The report's title (kept in DIR/run.json).
+    #[arg(long, value_name = "TEXT")]
+    title: Option<String>,
     /// Games played at once (default: number of cores).
     #[arg(long)]
     jobs: Option<usize>,
@@ -185,6 +188,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         resume: args.resume,
         shard: None,
         affinity: !args.process.no_affinity,
+        title: args.title.clone(),
     };
     // A bar on a terminal (with the running figures), timed lines otherwise;
     // --rating-interval lines replace the timed ones; --json is quiet

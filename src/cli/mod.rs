@@ -211,7 +211,7 @@ pub fn write_report(
         return Ok(None);
     }
     let path = dir.join("report.html");
-    referee::report::write_report(dir, &path, progress)?;
+    referee::report::write_report(dir, &path, None, progress)?;
     Ok(Some(path))
 }
 

@@ -14,12 +14,23 @@ pub struct ReportArgs {
     /// Where to write the page (default DIR/report.html).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// The page's title (default: the run's, or the folder's name); kept in
+    /// DIR/run.json, so later reports of DIR show it too.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
 }
 
 /// Writes the report and says where.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let out = args.out.unwrap_or_else(|| args.dir.join("report.html"));
-    let n = referee::report::write_report(&args.dir, &out, &referee::output::Progress::new(false))?;
+    let progress = referee::output::Progress::new(false);
+    if let Some(t) = &args.title {
+        // Only a folder holding a run is given a title.
+        if referee::journal::games_path(&args.dir).exists() {
+            referee::journal::save_title(&args.dir, t)?;
+        }
+    }
+    let n = referee::report::write_report(&args.dir, &out, args.title.as_deref(), &progress)?;
     println!("wrote {} ({n} games)", out.display());
     Ok(ExitCode::SUCCESS)
 }

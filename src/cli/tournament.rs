@@ -38,6 +38,9 @@ pub struct TournamentArgs {
     /// Do not write DIR/report.html (the HTML report with replays) at the end.
     #[arg(long)]
     no_report: bool,
+    /// The report's title (overrides the file's `title`; kept in DIR/run.json).
+    #[arg(long, value_name = "TEXT")]
+    title: Option<String>,
     #[command(flatten)]
     process: super::ProcessArgs,
 }
@@ -54,6 +57,9 @@ pub struct MergeArgs {
     /// Print the standings as JSON instead of tables.
     #[arg(long)]
     json: bool,
+    /// The merged report's title (default: the shards' title).
+    #[arg(long, value_name = "TEXT")]
+    title: Option<String>,
 }
 
 /// Runs a tournament.
@@ -85,6 +91,7 @@ fn run_game<G: BuiltinBots>(
         resume: args.resume,
         shard,
         affinity: !args.process.no_affinity,
+        title: args.title.clone(),
     };
     referee::interrupt::install(super::tell)?;
     let progress = Progress::new(args.json);
@@ -155,7 +162,20 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
             toml::to_string(&config)?.as_bytes(),
         )?;
         tournament::write_standings(&folder, &summary)?;
-        referee::report::write_report(dir, &dir.join("report.html"), &progress)?;
+        // The shards' settings (the first that has them), with their date.
+        let shard = args
+            .dirs
+            .iter()
+            .find_map(|d| referee::journal::read_settings(d).ok().flatten());
+        if let Some(mut settings) =
+            shard.or_else(|| args.title.as_ref().map(|_| Default::default()))
+        {
+            if args.title.is_some() {
+                settings.title = args.title.clone();
+            }
+            folder.write_settings(&settings)?;
+        }
+        referee::report::write_report(dir, &dir.join("report.html"), None, &progress)?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary.to_json())?);

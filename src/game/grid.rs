@@ -43,6 +43,16 @@ pub(crate) fn has_line(bits: u16) -> bool {
     LINE_TABLE[(bits & FULL) as usize]
 }
 
+/// The cells of the first complete line in `bits` (in [`LINES`] order),
+/// lowest cell first; empty when there is none.
+pub(crate) fn line_cells(bits: u16) -> Vec<u8> {
+    LINES
+        .iter()
+        .find(|&&l| bits & l == l)
+        .map(|&l| (0..9u8).filter(|&i| l & (1 << i) != 0).collect())
+        .unwrap_or_default()
+}
+
 /// Cells that would complete a line for `own` if taken, among `empty` cells.
 #[inline]
 pub(crate) fn winning_cells(own: u16, empty: u16) -> u16 {

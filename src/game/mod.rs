@@ -289,6 +289,14 @@ pub trait Game:
     /// A human-readable multi-line drawing of the position.
     fn render(&self) -> String;
 
+    /// The line that won a finished game, for the report's replays: the
+    /// cells (tictactoe) or local boards (uttt) it runs through, numbered
+    /// 0-8 row by row. Empty when no line won (a draw, a game going on, or
+    /// a game like Notakto where a line loses).
+    fn winning_line(&self) -> Vec<u8> {
+        Vec::new()
+    }
+
     /// Why `mv` is illegal here, or `None` when it is legal.
     fn illegality(&self, mv: Self::Move) -> Option<String> {
         if self.outcome().is_some() {

@@ -242,6 +242,13 @@ impl Game for TicTacToe {
         count9(self.x | self.o) as usize
     }
 
+    fn winning_line(&self) -> Vec<u8> {
+        match crate::game::grid::line_cells(self.x) {
+            v if v.is_empty() => crate::game::grid::line_cells(self.o),
+            v => v,
+        }
+    }
+
     fn render(&self) -> String {
         let mut out = String::new();
         for row in 0..3 {
@@ -441,6 +448,17 @@ mod tests {
         let d: TicTacToe = "....O...X".parse().unwrap();
         assert_eq!(c.canonical().0, d.canonical().0);
         assert_eq!(c.canonical().0.to_string(), "....O...X");
+    }
+
+    #[test]
+    fn the_winning_line_is_the_winner_s() {
+        let won: TicTacToe = "XXOOXO..X".parse().unwrap();
+        assert_eq!(won.winning_line(), [0, 4, 8]);
+        let o_won: TicTacToe = "XXOXO.O..".parse().unwrap();
+        assert_eq!(o_won.winning_line(), [2, 4, 6]);
+        let drawn: TicTacToe = "XOXXOOOXX".parse().unwrap();
+        assert!(drawn.winning_line().is_empty());
+        assert!(TicTacToe::new().winning_line().is_empty());
     }
 
     #[test]

@@ -526,6 +526,13 @@ impl Game for Uttt {
         self.ply as usize
     }
 
+    fn winning_line(&self) -> Vec<u8> {
+        match crate::game::grid::line_cells(self.won[0]) {
+            v if v.is_empty() => crate::game::grid::line_cells(self.won[1]),
+            v => v,
+        }
+    }
+
     /// The 9x9 grid, local boards separated by lines. Empty cells the mover
     /// may play show their cell digit, so the move to type is `<board>
     /// <digit>`; other empty cells show `.`.
@@ -854,6 +861,34 @@ mod tests {
         for (depth, &n) in expected.iter().enumerate() {
             assert_eq!(perft(&start, depth as u32), n, "depth {depth}");
         }
+    }
+
+    #[test]
+    fn the_winning_line_runs_through_the_winner_s_boards() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let (mut wins, mut draws) = (0, 0);
+        for _ in 0..60 {
+            let mut p = Uttt::new();
+            while p.outcome().is_none() {
+                let moves = p.legal_moves();
+                p.play_unchecked(moves[rng.random_range(0..moves.len())]);
+            }
+            let line = p.winning_line();
+            match p.outcome() {
+                Some(Outcome::Win(s)) => {
+                    wins += 1;
+                    let mask = line.iter().fold(0u16, |m, &b| m | 1 << b);
+                    assert!(crate::game::grid::LINES.contains(&mask), "{line:?}");
+                    assert_eq!(p.won[s.index()] & mask, mask);
+                }
+                _ => {
+                    draws += 1;
+                    assert!(line.is_empty());
+                }
+            }
+        }
+        assert!(wins > 0 && draws > 0, "{wins} wins, {draws} draws");
     }
 
     #[test]

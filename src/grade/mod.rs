@@ -13,11 +13,15 @@
 //! reach against every opponent line, which proves the requirement or finds
 //! a refutation.
 
+mod breaker;
 pub mod class;
 pub mod exhaustive;
 pub mod rubric;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
@@ -29,11 +33,12 @@ use crate::bot::{notakto as nk_bot, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{Game, GameKind, GameOptions, Notakto, Outcome, Seat, TicTacToe, Uttt};
 use crate::journal::RunFolder;
 use crate::output::Observer;
-use crate::record::{Forfeit, GameRecord};
-use crate::runner::{run_games, Entrant, RunConfig};
+use crate::record::{Forfeit, ForfeitReason, GameRecord};
+use crate::runner::{forfeit_record, run_games_with, Entrant, RunConfig};
 use crate::schedule::{Pairing, Schedule};
 use crate::seed;
 use crate::standings::Wdl;
+use breaker::{Breaker, BreakerFeed};
 
 /// Games with a perfect solver, which grading uses to judge every move.
 pub trait Solved: BuiltinBots {
@@ -152,7 +157,13 @@ pub struct GradeConfig {
     /// Turns the results into points (`None`: the requirement, all or
     /// nothing, out of 100).
     pub rubric: Option<rubric::Rubric>,
+    /// Timeouts in a row after which the bot is stopped and its remaining
+    /// games count as timeout forfeits (0: never).
+    pub max_timeouts: u32,
 }
+
+/// The default of [`GradeConfig::max_timeouts`].
+pub const DEFAULT_MAX_TIMEOUTS: u32 = 3;
 
 impl Default for GradeConfig {
     fn default() -> Self {
@@ -168,6 +179,7 @@ impl Default for GradeConfig {
             out: None,
             process: ProcessSettings::default(),
             rubric: None,
+            max_timeouts: DEFAULT_MAX_TIMEOUTS,
         }
     }
 }
@@ -178,25 +190,28 @@ impl GradeConfig {
     pub fn command_line(&self, kind: GameKind, bot: &str) -> String {
         let mut words: Vec<String> = vec!["referee".into(), "grade".into(), kind.name().into()];
         if kind == GameKind::Notakto {
-            words.push(format!("--boards={}", self.options.boards));
+            words.extend(["--boards".into(), self.options.boards.to_string()]);
         }
         if let Some(seats) = &self.seats {
             let seat = match seats.as_slice() {
                 [s] => s.number().to_string(),
                 _ => "both".into(),
             };
-            words.push(format!("--seat={seat}"));
+            words.extend(["--seat".into(), seat]);
         }
         match self.mode {
-            GradeMode::Sampled => words.push(format!("--games={}", self.games)),
+            GradeMode::Sampled => words.extend(["--games".into(), self.games.to_string()]),
             GradeMode::Exhaustive => words.push("--exhaustive".into()),
             GradeMode::ExhaustiveCanonical => {
                 words.push("--exhaustive".into());
                 words.push("--canonical".into());
             }
         }
-        words.push(format!("--seed={}", self.seed));
-        words.push(format!("--time-ms={}", self.time.move_ms));
+        words.extend(["--seed".into(), self.seed.to_string()]);
+        words.extend(["--time-ms".into(), self.time.move_ms.to_string()]);
+        if self.max_timeouts != DEFAULT_MAX_TIMEOUTS {
+            words.extend(["--max-timeouts".into(), self.max_timeouts.to_string()]);
+        }
         if kind == GameKind::Uttt {
             let t = self.thresholds;
             let d = Thresholds::default();
@@ -206,7 +221,7 @@ impl GradeConfig {
                 ("min-vs-optimal", t.optimal, d.optimal),
             ] {
                 if v != dv {
-                    words.push(format!("--{flag}={v}"));
+                    words.extend([format!("--{flag}"), v.to_string()]);
                 }
             }
         }
@@ -232,6 +247,7 @@ pub(crate) trait Gradable: BuiltinBots {
         name: &str,
         cfg: &GradeConfig,
         observer: &dyn Observer,
+        breaker: &Arc<Breaker>,
         records: &mut Vec<GameRecord>,
     ) -> anyhow::Result<GradeReport>;
 }
@@ -243,9 +259,10 @@ impl<G: Solved> Gradable for G {
         name: &str,
         cfg: &GradeConfig,
         observer: &dyn Observer,
+        breaker: &Arc<Breaker>,
         records: &mut Vec<GameRecord>,
     ) -> anyhow::Result<GradeReport> {
-        grade_solved::<G>(spec, name, cfg, observer, records)
+        grade_solved::<G>(spec, name, cfg, observer, breaker, records)
     }
 }
 
@@ -255,9 +272,10 @@ impl Gradable for Uttt {
         name: &str,
         cfg: &GradeConfig,
         observer: &dyn Observer,
+        breaker: &Arc<Breaker>,
         records: &mut Vec<GameRecord>,
     ) -> anyhow::Result<GradeReport> {
-        grade_scored(spec, name, cfg, observer, records)
+        grade_scored(spec, name, cfg, observer, breaker, records)
     }
 }
 
@@ -287,6 +305,7 @@ pub fn grade(
     cfg: &GradeConfig,
     observer: &dyn Observer,
 ) -> anyhow::Result<GradeReport> {
+    check_rubric(kind, cfg)?;
     let folder = match &cfg.out {
         Some(dir) => {
             let (folder, games) = RunFolder::open(dir)?;
@@ -308,9 +327,20 @@ pub fn grade(
         for lack in spec.check_sandbox()? {
             observer.note(&format!("warning: best-effort sandbox without {lack}"));
         }
+        if let Some(folder) = &folder {
+            // What the report of the folder shows about the grading.
+            let mut s = crate::journal::RunSettings::new::<G>("grading", &cfg.options);
+            s.time_ms = Some(cfg.time.move_ms);
+            s.startup_ms = Some(cfg.time.startup_ms);
+            s.seed = Some(cfg.seed);
+            s.games = (!cfg.mode.is_exhaustive()).then_some(cfg.games);
+            s.bots.push(crate::journal::BotAbout::of::<G>(STUDENT, &spec));
+            folder.write_settings(&s)?;
+        }
         let mut records = Vec::new();
         let started = Instant::now();
-        let mut report = G::grade_bot(&spec, bot, cfg, observer, &mut records)?;
+        let breaker = Arc::new(Breaker::new(cfg.max_timeouts));
+        let mut report = G::grade_bot(&spec, bot, cfg, observer, &breaker, &mut records)?;
         // The rubric's opponents not played yet, and games for its timing
         // items when exhaustive grading played none.
         let mut extra: Vec<(String, f64)> = rubric
@@ -338,6 +368,7 @@ pub fn grade(
                     time: cfg.time,
                     seed: seed::derive_text(cfg.seed, &opponent),
                     jobs: cfg.jobs,
+                    breaker: breaker.clone(),
                 };
                 observer.begin(
                     &format!("games vs {opponent}"),
@@ -370,6 +401,7 @@ pub fn grade(
                 folder.append(r)?;
             }
         }
+        report.stopped = breaker.reason();
         report.seed = cfg.seed;
         report.reproduce = cfg.command_line(kind, &shown);
         report.rubric_title = rubric.title.clone();
@@ -381,11 +413,27 @@ pub fn grade(
     })
 }
 
+/// Refuses a rubric written for other settings (its `[settings]`) than
+/// the grading's game, boards, seats and time limit.
+pub fn check_rubric(kind: GameKind, cfg: &GradeConfig) -> anyhow::Result<()> {
+    let Some(rubric) = &cfg.rubric else {
+        return Ok(());
+    };
+    let seats = crate::with_game!(kind, G => cfg.seats_for::<G>());
+    match rubric
+        .settings
+        .mismatch(kind, cfg.options.boards, &seats, cfg.time.move_ms)
+    {
+        Some(why) => bail!("rubric {} does not fit this grading: {why}", rubric.source),
+        None => Ok(()),
+    }
+}
+
 /// The `referee judge` command that replays `moves`.
 pub(crate) fn judge_command<G: Game>(opts: &GameOptions, moves: &[String]) -> String {
     let mut words = vec!["referee".to_string(), "judge".into(), G::KIND.name().into()];
     if G::KIND == GameKind::Notakto {
-        words.push(format!("--boards={}", opts.boards));
+        words.extend(["--boards".into(), opts.boards.to_string()]);
     }
     words.push(G::join_moves(moves));
     shell_words::join(words)
@@ -489,6 +537,7 @@ fn grade_solved<G: Solved>(
     name: &str,
     cfg: &GradeConfig,
     observer: &dyn Observer,
+    breaker: &Arc<Breaker>,
     records: &mut Vec<GameRecord>,
 ) -> anyhow::Result<GradeReport> {
     let options = cfg.options;
@@ -554,6 +603,7 @@ fn grade_solved<G: Solved>(
             time: cfg.time,
             seed: cfg.seed,
             jobs: cfg.jobs,
+            breaker: breaker.clone(),
         };
         observer.begin("games", Some(cfg.games * sampled.seats.len() as u64), 0);
         let played = play_games::<G>(spec, STUDENT, &optimal, "optimal", &sampled, |_| {
@@ -573,6 +623,7 @@ fn grade_scored(
     name: &str,
     cfg: &GradeConfig,
     observer: &dyn Observer,
+    breaker: &Arc<Breaker>,
     records: &mut Vec<GameRecord>,
 ) -> anyhow::Result<GradeReport> {
     if cfg.mode.is_exhaustive() {
@@ -603,6 +654,7 @@ fn grade_scored(
             time: cfg.time,
             seed: seed::derive(cfg.seed, &[i as u64]),
             jobs: cfg.jobs,
+            breaker: breaker.clone(),
         };
         observer.begin(
             &format!("games vs {opponent}"),
@@ -705,6 +757,9 @@ pub struct GradeReport {
     pub points: f64,
     /// Points the rubric is worth.
     pub max_points: f64,
+    /// Why grading stopped the bot before all its games, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// The bot's move times.
@@ -807,6 +862,8 @@ pub(crate) struct SampledConfig {
     pub seed: u64,
     /// Games played at once.
     pub jobs: usize,
+    /// Stops the student after timeouts in a row.
+    pub breaker: Arc<Breaker>,
 }
 
 /// Plays `games` games per seat of `student` against `opponent` and returns
@@ -817,7 +874,7 @@ pub(crate) fn play_games<G: BuiltinBots>(
     opponent: &BotSpec,
     opponent_name: &str,
     cfg: &SampledConfig,
-    on_done: impl FnMut(&GameRecord),
+    mut on_done: impl FnMut(&GameRecord),
 ) -> Vec<GameRecord> {
     let entrants = [
         Entrant {
@@ -842,7 +899,48 @@ pub(crate) fn play_games<G: BuiltinBots>(
         .iter()
         .flat_map(|&seat| schedule.pairings_in_seat(0, seat).collect::<Vec<_>>())
         .collect();
-    run_games::<G>(&entrants, &run, &pairings, cfg.jobs, on_done)
+    let feed = BreakerFeed {
+        pairings: &pairings,
+        next: AtomicUsize::new(0),
+        breaker: &cfg.breaker,
+    };
+    let mut records = Vec::with_capacity(pairings.len());
+    run_games_with::<G, _>(
+        &entrants,
+        &run,
+        None,
+        &feed,
+        cfg.jobs,
+        |r| {
+            cfg.breaker.record(&r, student_name);
+            r
+        },
+        |r| {
+            on_done(&r);
+            records.push(r);
+        },
+    );
+    if cfg.breaker.tripped() && crate::interrupt::interrupted().is_none() {
+        // The games the stopped bot did not play: timeout forfeits, so
+        // that every scheduled game has its record.
+        let played: HashSet<u64> = records.iter().map(|r| r.id).collect();
+        let start = G::start(&cfg.options);
+        for p in pairings.iter().filter(|p| !played.contains(&p.id)) {
+            let names = p.players.map(|i| entrants[i].name.clone());
+            let seat = if p.players[0] == 0 {
+                Seat::One
+            } else {
+                Seat::Two
+            };
+            let f = Forfeit::new(ForfeitReason::Timeout, cfg.breaker.detail());
+            let r = forfeit_record(p, names, &start, 0, seat, f);
+            cfg.breaker.skip(1);
+            on_done(&r);
+            records.push(r);
+        }
+    }
+    records.sort_by_key(|r| r.id);
+    records
 }
 
 /// Grades sampled games of a solved game: counts results and, for each game
@@ -917,10 +1015,13 @@ pub(crate) fn judge_sampled<G: Solved>(
                     moves: r.moves.clone(),
                     position: f.position.clone(),
                     bot_move: f.line.clone(),
+                    // A better move where it was the bot's turn (a game
+                    // the breaker left unplayed may stop before it).
                     missed: f
                         .position
                         .parse::<G>()
                         .ok()
+                        .filter(|p| p.to_move() == seat)
                         .and_then(|p| p.best_move())
                         .map(|m| m.to_string()),
                     replay: String::new(),
@@ -977,6 +1078,7 @@ mod tests {
             time: TimeControl::default(),
             seed: 1,
             jobs: 2,
+            breaker: Arc::new(Breaker::new(0)),
         };
         let recs = play_games::<TicTacToe>(&student, "greedy", &opt, "optimal", &cfg, |_| {});
         let mut report = GradeReport::default();
@@ -1004,6 +1106,7 @@ mod tests {
             time: TimeControl::default(),
             seed: 2,
             jobs: 2,
+            breaker: Arc::new(Breaker::new(0)),
         };
         let recs = play_games::<Notakto>(&opt, "student", &opt, "optimal", &cfg, |_| {});
         let mut report = GradeReport::default();

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::GradeReport;
+use crate::game::GameKind;
 
 /// One measurable check.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,7 +70,13 @@ pub struct Item {
     pub points: f64,
     /// What is measured.
     pub check: Check,
+    /// Who sees it on Gradescope: `visible` (default), `hidden`,
+    /// `after_due_date` or `after_published`.
+    pub visibility: String,
 }
+
+/// The visibilities Gradescope knows.
+pub const VISIBILITIES: [&str; 4] = ["visible", "hidden", "after_due_date", "after_published"];
 
 /// A rubric: items in order, and a title for the feedback.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -78,6 +85,66 @@ pub struct Rubric {
     pub title: String,
     /// Its items.
     pub items: Vec<Item>,
+    /// The grading settings it was written for (`[settings]`): grading
+    /// with other ones is refused, so a rubric cannot give an assignment's
+    /// points for the wrong game, board count, seat or time limit.
+    pub settings: Settings,
+    /// Where the rubric came from (for errors).
+    pub source: String,
+}
+
+/// The grading settings a rubric requires; `None` leaves one free.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Settings {
+    /// The game.
+    pub game: Option<GameKind>,
+    /// Notakto's boards.
+    pub boards: Option<u8>,
+    /// The seat graded: 1 or 2 (`both` when 0).
+    pub seat: Option<u8>,
+    /// The time limit per move, in milliseconds.
+    pub time_ms: Option<u64>,
+}
+
+impl Settings {
+    /// The first difference between what the rubric requires and what a
+    /// grading run uses, as the command-line option to fix it.
+    pub fn mismatch(
+        &self,
+        game: GameKind,
+        boards: u8,
+        seats: &[crate::game::Seat],
+        time_ms: u64,
+    ) -> Option<String> {
+        if let Some(g) = self.game.filter(|&g| g != game) {
+            return Some(format!("it is for {g}, not {game}"));
+        }
+        if let Some(b) = self
+            .boards
+            .filter(|&b| game == GameKind::Notakto && b != boards)
+        {
+            return Some(format!("it is for {b} boards: add --boards {b}"));
+        }
+        if let Some(s) = self.seat {
+            let want: Vec<u8> = match s {
+                0 => vec![1, 2],
+                n => vec![n],
+            };
+            let have: Vec<u8> = seats.iter().map(|s| s.number()).collect();
+            if want != have {
+                let flag = if s == 0 {
+                    "both".to_string()
+                } else {
+                    s.to_string()
+                };
+                return Some(format!("it grades seat {flag}: add --seat {flag}"));
+            }
+        }
+        if let Some(t) = self.time_ms.filter(|&t| t != time_ms) {
+            return Some(format!("it is for {t} ms per move: add --time-ms {t}"));
+        }
+        None
+    }
 }
 
 /// How one item was scored for one student.
@@ -93,6 +160,8 @@ pub struct ItemScore {
     pub passed: bool,
     /// What was measured, in words.
     pub detail: String,
+    /// Who sees it on Gradescope.
+    pub visibility: String,
 }
 
 #[derive(Deserialize)]
@@ -101,7 +170,22 @@ struct RawRubric {
     #[serde(default)]
     title: Option<String>,
     #[serde(default)]
+    settings: Option<Spanned<RawSettings>>,
+    #[serde(default)]
     items: Vec<Spanned<RawItem>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSettings {
+    #[serde(default)]
+    game: Option<Spanned<String>>,
+    #[serde(default)]
+    boards: Option<Spanned<i64>>,
+    #[serde(default)]
+    seat: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    time_ms: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -119,6 +203,8 @@ struct RawItem {
     max: Option<Spanned<f64>>,
     #[serde(default)]
     partial: bool,
+    #[serde(default)]
+    visibility: Option<Spanned<String>>,
 }
 
 /// 1-based line and column of byte `offset` in `text`.
@@ -221,15 +307,79 @@ impl Rubric {
                     ))
                 }
             };
+            let visibility = match &item.visibility {
+                None => "visible".to_string(),
+                Some(v) if VISIBILITIES.contains(&v.get_ref().as_str()) => v.get_ref().clone(),
+                Some(v) => {
+                    return Err(at(
+                        v.span().start,
+                        &format!(
+                            "unknown visibility \"{}\" (expected {})",
+                            v.get_ref(),
+                            VISIBILITIES.join(", ")
+                        ),
+                    ))
+                }
+            };
             items.push(Item {
                 name: item.name.unwrap_or(default_name),
                 points,
                 check,
+                visibility,
             });
+        }
+        let mut settings = Settings::default();
+        if let Some(raw_settings) = raw.settings {
+            let r = raw_settings.into_inner();
+            if let Some(g) = &r.game {
+                settings.game = Some(g.get_ref().parse::<GameKind>().map_err(|_| {
+                    at(
+                        g.span().start,
+                        &format!(
+                            "unknown game \"{}\" (expected tictactoe, notakto or uttt)",
+                            g.get_ref()
+                        ),
+                    )
+                })?);
+            }
+            if let Some(b) = &r.boards {
+                settings.boards = Some(
+                    u8::try_from(*b.get_ref())
+                        .ok()
+                        .filter(|b| (1..=crate::game::notakto::MAX_BOARDS as u8).contains(b))
+                        .ok_or_else(|| {
+                            at(
+                                b.span().start,
+                                &format!(
+                                    "boards must be 1 to {}",
+                                    crate::game::notakto::MAX_BOARDS
+                                ),
+                            )
+                        })?,
+                );
+            }
+            if let Some(seat) = &r.seat {
+                settings.seat = Some(match seat.get_ref() {
+                    toml::Value::Integer(1) => 1,
+                    toml::Value::Integer(2) => 2,
+                    toml::Value::String(s) if s == "both" => 0,
+                    _ => return Err(at(seat.span().start, "seat must be 1, 2 or \"both\"")),
+                });
+            }
+            if let Some(t) = &r.time_ms {
+                settings.time_ms = Some(
+                    u64::try_from(*t.get_ref())
+                        .ok()
+                        .filter(|&t| t > 0)
+                        .ok_or_else(|| at(t.span().start, "time_ms must be > 0"))?,
+                );
+            }
         }
         Ok(Rubric {
             title: raw.title.unwrap_or_else(|| "Grading".to_string()),
             items,
+            settings,
+            source: path.display().to_string(),
         })
     }
 
@@ -241,7 +391,10 @@ impl Rubric {
                 name: "meets the requirement".to_string(),
                 points: 100.0,
                 check: Check::Passes,
+                visibility: "visible".to_string(),
             }],
+            settings: Settings::default(),
+            source: String::new(),
         }
     }
 
@@ -307,6 +460,7 @@ fn score_item(item: &Item, r: &GradeReport) -> ItemScore {
         max_points: item.points,
         passed: ok,
         detail,
+        visibility: item.visibility.clone(),
     };
     let ms = |us: u64| us as f64 / 1000.0;
     match &item.check {
@@ -378,6 +532,7 @@ fn score_item(item: &Item, r: &GradeReport) -> ItemScore {
                         "{:.1} % against {opponent} over {} games (at least {min_pct} %)",
                         s.score_pct, s.games
                     ),
+                    visibility: item.visibility.clone(),
                 }
             }
             None => all_or_nothing(false, format!("no games against {opponent}")),
@@ -442,7 +597,7 @@ mod tests {
     #[test]
     fn mistakes_name_the_place() {
         let e = parse("[[items]]\ncheck = \"passes\"\npoints = 1\ncolour = 2\n").unwrap_err();
-        assert!(e.starts_with("r.toml:1:1:") && e.contains("colour"), "{e}");
+        assert!(e.starts_with("r.toml:4:1:") && e.contains("colour"), "{e}");
         let e = parse("[[items]]\ncheck = \"wins\"\npoints = 1\n").unwrap_err();
         assert!(e.starts_with("r.toml:2:9: unknown check \"wins\""), "{e}");
         let e = parse("[[items]]\ncheck = \"score-vs\"\npoints = 1\nmin_pct = 50\n").unwrap_err();

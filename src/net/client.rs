@@ -43,6 +43,9 @@ pub struct ConnectConfig {
     pub log: Log,
     /// How the local bot's process starts (sandbox, environment, reuse).
     pub process: ProcessSettings,
+    /// The name to play under (`name NAME`, sent on connecting), so that the
+    /// server records every connection of this client as one player.
+    pub name: Option<String>,
 }
 
 impl ConnectConfig {
@@ -57,6 +60,7 @@ impl ConnectConfig {
             timeout: Some(DEFAULT_SERVER_TIMEOUT),
             log: Log::default(),
             process: ProcessSettings::default(),
+            name: None,
         }
     }
 }
@@ -93,7 +97,14 @@ pub fn connect(addr: &str, cfg: &ConnectConfig) -> anyhow::Result<ClientReport> 
 pub fn play_stream(stream: TcpStream, cfg: &ConnectConfig) -> anyhow::Result<ClientReport> {
     stream.set_nodelay(true)?;
     let reader = LineReader::new(stream.try_clone()?, cfg.max_line);
-    let writer = BufWriter::new(stream);
+    let mut writer = BufWriter::new(stream);
+    if let Some(name) = &cfg.name {
+        let name = super::check_client_name(name).map_err(|e| anyhow!("--name: {e}"))?;
+        writer
+            .write_all(format!("name {name}\n").as_bytes())
+            .and_then(|_| writer.flush())
+            .context("cannot send the name to the server")?;
+    }
     play_session(reader, writer, cfg, "the server")
 }
 

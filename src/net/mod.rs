@@ -20,6 +20,33 @@ pub mod server;
 pub use client::{connect, play_session, play_stream, ClientReport, ConnectConfig};
 pub use server::{ServeConfig, Server, ServerHandle};
 
+/// Longest name a client may declare.
+pub const MAX_CLIENT_NAME: usize = 40;
+
+/// Checks a name a client declares (`name NAME`, docs/network.md): 1 to
+/// [`MAX_CLIENT_NAME`] characters, letters, digits, spaces and `_-.+@`,
+/// so that it can never be mistaken for an address (`127.0.0.1:51234`,
+/// how an unnamed client is recorded). Returns it trimmed.
+pub fn check_client_name(text: &str) -> Result<String, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("an empty name".into());
+    }
+    if t.chars().count() > MAX_CLIENT_NAME {
+        return Err(format!("a name of more than {MAX_CLIENT_NAME} characters"));
+    }
+    match t
+        .chars()
+        .find(|&c| !(c.is_alphanumeric() || " _-.+@".contains(c)))
+    {
+        Some(c) => Err(format!(
+            "'{}' in a name (letters, digits, spaces and _-.+@ only)",
+            c.escape_default()
+        )),
+        None => Ok(t.to_string()),
+    }
+}
+
 /// The address `referee serve` listens on when `--listen` is not given.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7777";
 
@@ -63,6 +90,18 @@ impl FromStr for Protocol {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn client_names() {
+        assert_eq!(
+            check_client_name("  ada lovelace ").unwrap(),
+            "ada lovelace"
+        );
+        assert_eq!(check_client_name("Zoë_2.b+c@x").unwrap(), "Zoë_2.b+c@x");
+        for bad in ["", "   ", "127.0.0.1:5", "a\tb", "<b>", &"x".repeat(41)] {
+            assert!(check_client_name(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn protocols_by_name() {

@@ -64,6 +64,15 @@ pub(crate) trait Remote<G: Game>: Bot<G> {
     fn is_open(&self) -> bool;
     /// Whether the client has sent anything at all on this connection.
     fn has_spoken(&self) -> bool;
+    /// The name the client declared (`name NAME`), once it has.
+    fn declared_name(&self) -> Option<&str>;
+}
+
+/// The name in a `name NAME` line, checked; `None` for any other line.
+fn name_line(raw: &[u8]) -> Option<Result<String, String>> {
+    let text = std::str::from_utf8(raw).ok()?.trim();
+    let rest = text.strip_prefix("name ")?;
+    Some(super::check_client_name(rest))
 }
 
 /// A forfeit for a client that went away (or must be dropped).
@@ -78,6 +87,10 @@ pub(crate) struct V1Remote {
     time: TimeControl,
     first_turn: bool,
     last_us: Option<u64>,
+    /// Whether a line was read on this connection: only the first may be
+    /// `name NAME`.
+    heard: bool,
+    name: Option<String>,
 }
 
 impl V1Remote {
@@ -89,6 +102,8 @@ impl V1Remote {
             time,
             first_turn: true,
             last_us: None,
+            heard: false,
+            name: None,
         }
     }
 }
@@ -129,7 +144,17 @@ impl<G: Game> Bot<G> for V1Remote {
             },
             replied_before: true,
         };
-        let got = self.conn.reader.read_line(Some(clock + allow.limit()));
+        let mut got = self.conn.reader.read_line(Some(clock + allow.limit()));
+        // The connection's first line may declare the client's name (sent
+        // on connecting, so before any turn): taken, and the reply read on.
+        if !std::mem::replace(&mut self.heard, true) {
+            if let Some(named) = got.as_deref().ok().and_then(name_line) {
+                // A name that does not check is ignored: the client keeps
+                // its address, as one that declares nothing.
+                self.name = named.ok();
+                got = self.conn.reader.read_line(Some(clock + allow.limit()));
+            }
+        }
         let elapsed = clock.elapsed();
         self.last_us = Some(elapsed.as_micros() as u64);
         let heard = match got {
@@ -175,6 +200,10 @@ impl<G: Game> Remote<G> for V1Remote {
     fn has_spoken(&self) -> bool {
         self.conn.reader.received() > 0
     }
+
+    fn declared_name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
 }
 
 /// A person with `nc`: boards, prompts, error lines and the running score.
@@ -186,6 +215,8 @@ pub(crate) struct TextRemote<G: Game> {
     seat: Seat,
     /// The last position the client was shown.
     shown: G,
+    /// The name the person gave (`name NAME`).
+    name: Option<String>,
 }
 
 impl<G: Game> TextRemote<G> {
@@ -198,6 +229,7 @@ impl<G: Game> TextRemote<G> {
             rounds: 0,
             seat: Seat::One,
             shown: G::start(opts),
+            name: None,
         }
     }
 
@@ -228,7 +260,8 @@ impl<G: Game> TextRemote<G> {
 
     fn help(&self) -> String {
         format!(
-            "{}\nTo move, {}. Type 'help' to see this again, 'quit' to leave.\n",
+            "{}\nTo move, {}. Type 'help' to see this again, 'name YOUR NAME' to be \
+             recorded under your name, 'quit' to leave.\n",
             G::RULES,
             G::MOVE_HELP
         )
@@ -282,6 +315,13 @@ impl<G: Game> Bot<G> for TextRemote<G> {
                     let h = self.help();
                     self.say(&h)?;
                 }
+                t if t.starts_with("name ") => match super::check_client_name(&t[5..]) {
+                    Ok(n) => {
+                        self.say(&format!("Your rounds are recorded as '{n}'.\n"))?;
+                        self.name = Some(n);
+                    }
+                    Err(e) => self.say(&format!("Error: {e}\n"))?,
+                },
                 "quit" => {
                     let _ = self.say("Goodbye: you forfeit this round.\n");
                     self.conn.open = false;
@@ -377,5 +417,9 @@ impl<G: Game> Remote<G> for TextRemote<G> {
 
     fn has_spoken(&self) -> bool {
         self.conn.reader.received() > 0
+    }
+
+    fn declared_name(&self) -> Option<&str> {
+        self.name.as_deref()
     }
 }

@@ -17,7 +17,7 @@ use super::remote::{Conn, Remote, TextRemote, V1Remote};
 use super::Protocol;
 use crate::bot::{Bot, BotResult, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{GameOptions, Seat};
-use crate::journal::RunFolder;
+use crate::journal::{BotAbout, RunFolder, RunSettings};
 use crate::output::format_points;
 use crate::output::Log;
 use crate::record::GameRecord;
@@ -233,7 +233,12 @@ impl<G: BuiltinBots> Server<G> {
         let listener =
             TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
         let journal = match &cfg.out {
-            Some(dir) => Some(Journal::open(dir, &cfg.log)?),
+            Some(dir) => {
+                let j = Journal::open(dir, &cfg.log)?;
+                j.folder
+                    .write_settings(&settings::<G>(&spec, bot_name, &cfg))?;
+                Some(j)
+            }
             None => None,
         };
         Ok(Server {
@@ -322,6 +327,19 @@ impl<G: BuiltinBots> Server<G> {
     }
 }
 
+/// What the report shows about a server's run (`run.json`): its clients
+/// are not known in advance, so the only bot is the server's own.
+fn settings<G: BuiltinBots>(spec: &BotSpec, bot_name: &str, cfg: &ServeConfig) -> RunSettings {
+    let mut s = RunSettings::new::<G>("server", &cfg.options);
+    s.rounds = Some(u64::from(cfg.rounds));
+    s.protocol = Some(cfg.protocol.name().to_string());
+    s.time_ms = Some(cfg.time.move_ms);
+    s.startup_ms = Some(cfg.time.startup_ms);
+    s.seed = Some(cfg.seed);
+    s.bots = vec![BotAbout::of::<G>(bot_name, spec)];
+    s
+}
+
 /// Sends one refusal line and closes; bounded so a refused client cannot hold
 /// up the accept loop.
 fn refuse(stream: TcpStream, line: &str) {
@@ -372,6 +390,7 @@ fn play_match<G: BuiltinBots, R: Remote<G>>(
     let mut score = Wdl::default();
     remote.greet(cfg.rounds);
     let client_name = peer.to_string();
+    let mut announced = false;
     for round in 0..cfg.rounds {
         if !remote.is_open() {
             break;
@@ -412,6 +431,15 @@ fn play_match<G: BuiltinBots, R: Remote<G>>(
             // Connected and gone without a word (a port scan, a health
             // check): not a player, so not a round.
             break;
+        }
+        // A client that declared a name plays under it, so that all its
+        // connections count as one player; the address stays in `client`.
+        // The server's bot's own name is not taken.
+        if let Some(n) = remote.declared_name().filter(|n| *n != sh.bot_name) {
+            if !std::mem::replace(&mut announced, true) {
+                cfg.log.note(&format!("{peer} plays as '{n}'"));
+            }
+            rec.players[seat.index()] = n.to_string();
         }
         rec.client = Some(client_name.clone());
         if let Some(j) = &sh.journal {
@@ -474,5 +502,58 @@ mod tests {
             std::io::Read::read(&mut &s, &mut b).ok().filter(|&n| n > 0)
         });
         assert!(served.is_none());
+    }
+
+    #[test]
+    fn a_declared_name_gathers_a_client_s_connections_into_one_player() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let spec = BotSpec::resolve::<TicTacToe>("random").unwrap();
+        let cfg = ServeConfig {
+            rounds: 2,
+            protocol: Protocol::V1,
+            out: Some(dir.clone()),
+            log: Log::default(),
+            ..ServeConfig::default()
+        };
+        let server = Server::<TicTacToe>::bind("127.0.0.1:0", spec, "random", cfg)
+            .unwrap()
+            .spawn()
+            .unwrap();
+        let addr = server.addr();
+        let mut named = ConnectConfig::new("optimal");
+        named.name = Some(" ada ".into());
+        // The server's bot's name is not taken: that client keeps its address.
+        let mut impostor = ConnectConfig::new("optimal");
+        impostor.name = Some("random".into());
+        for c in [&named, &named, &ConnectConfig::new("optimal"), &impostor] {
+            let r = play_stream(TcpStream::connect(addr).unwrap(), c).unwrap();
+            assert_eq!(r.score.games(), 2);
+        }
+        server.shutdown();
+        let recs = crate::journal::read_games(&dir).unwrap().records;
+        assert_eq!(recs.len(), 8);
+        let client = |r: &GameRecord| {
+            let seat = r.players.iter().position(|p| p != "random").unwrap();
+            r.players[seat].clone()
+        };
+        let ada: Vec<&GameRecord> = recs.iter().filter(|r| client(r) == "ada").collect();
+        assert_eq!(ada.len(), 4);
+        // Still told apart by address.
+        assert_ne!(ada[0].client, ada[3].client);
+        let others: std::collections::BTreeSet<String> =
+            recs.iter().map(client).filter(|n| n != "ada").collect();
+        assert_eq!(others.len(), 2, "{others:?}");
+        assert!(others.iter().all(|n| n.contains(':')));
+        let settings = crate::journal::read_settings(&dir).unwrap().unwrap();
+        assert_eq!(settings.format, "server");
+        assert_eq!(settings.rounds, Some(2));
+        // A bad name is refused before anything is sent.
+        let mut bad = ConnectConfig::new("optimal");
+        bad.name = Some("a:b".into());
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let e = play_stream(stream, &bad).unwrap_err().to_string();
+        assert!(e.contains("--name"), "{e}");
     }
 }

@@ -85,15 +85,75 @@ pub fn grade_report_text(r: &GradeReport) -> String {
         if let Some(m) = &f.missed {
             let _ = writeln!(out, "  better:   {m}");
         }
-        let _ = writeln!(
-            out,
-            "  replay:   referee judge {} '{}'",
-            r.game,
-            f.moves.join(if r.game == "uttt" { ", " } else { " " })
-        );
+        if !f.replay.is_empty() {
+            let _ = writeln!(out, "  replay:   {}", f.replay);
+        }
     }
     if r.failures.len() > 5 {
         let _ = writeln!(out, "({} more failures)", r.failures.len() - 5);
+    }
+    if let Some(stop) = &r.stopped {
+        let _ = writeln!(out, "stopped: {stop}");
+    }
+    if let Some(t) = &r.timing {
+        let _ = writeln!(
+            out,
+            "move time: median {}, slowest {} over {} moves",
+            super::format_us(t.median_us as f64),
+            super::format_us(t.max_us as f64),
+            t.moves
+        );
+    }
+    if let Some(g) = &r.first_forfeit {
+        let f = &g.forfeit;
+        let _ = writeln!(
+            out,
+            "first forfeit: against {} as player {} at move {}: {}: {}",
+            g.opponent, g.seat, f.move_number, f.reason, f.detail
+        );
+        let tail: Vec<&str> = f.stderr_tail.lines().collect();
+        if !tail.is_empty() {
+            let _ = writeln!(out, "  stderr (last lines):");
+            for l in &tail[tail.len().saturating_sub(10)..] {
+                let _ = writeln!(out, "    {l}");
+            }
+        }
+    }
+    if let Some(c) = &r.check {
+        let _ = writeln!(
+            out,
+            "referee check: {} passed, {} failed",
+            c.passed,
+            c.failed.len()
+        );
+        for f in &c.failed {
+            let _ = writeln!(out, "  {f}");
+        }
+    }
+    if !r.rubric.is_empty() {
+        let mut t = super::table(["", "rubric item", "points", "measured"]);
+        for i in &r.rubric {
+            t.add_row(vec![
+                if i.passed { "✓" } else { "✗" }.to_string(),
+                i.name.clone(),
+                format!(
+                    "{} / {}",
+                    super::format_points(i.points),
+                    super::format_points(i.max_points)
+                ),
+                i.detail.clone(),
+            ]);
+        }
+        let _ = writeln!(
+            out,
+            "{}: {}",
+            r.rubric_title,
+            super::feedback::verdict_line(r)
+        );
+        let _ = writeln!(out, "{t}");
+    }
+    if !r.reproduce.is_empty() {
+        let _ = writeln!(out, "reproduce: {}", r.reproduce);
     }
     out
 }

@@ -5,6 +5,7 @@
 //! (a bar on a terminal, a line every few seconds otherwise, nothing with
 //! `--json`).
 
+pub mod feedback;
 pub mod grade;
 pub mod matches;
 mod progress;

@@ -81,6 +81,8 @@ struct State {
     start_done: u64,
     started: Instant,
     last_line: Instant,
+    /// `done` when the last line was printed.
+    last_done: u64,
     status: String,
 }
 
@@ -122,6 +124,7 @@ impl Progress {
                 start_done: 0,
                 started: Instant::now(),
                 last_line: Instant::now(),
+                last_done: 0,
                 status: String::new(),
             }),
         }
@@ -134,6 +137,12 @@ impl Progress {
     fn line(s: &State) -> String {
         let secs = s.started.elapsed().as_secs_f64().max(1e-9);
         let rate = (s.done - s.start_done) as f64 / secs;
+        // Slow steps (students) need decimals to show a rate at all.
+        let rate_text = if rate < 10.0 {
+            format!("{rate:.2}")
+        } else {
+            format!("{rate:.0}")
+        };
         let mut text = match s.total {
             Some(total) => {
                 let eta = if rate > 0.0 && total >= s.done {
@@ -142,11 +151,14 @@ impl Progress {
                     "?".into()
                 };
                 format!(
-                    "referee: {}/{} {}, {rate:.0}/s, ETA {eta}",
+                    "referee: {}/{} {}, {rate_text}/s, {secs:.0}s elapsed, ETA {eta}",
                     s.done, total, s.label
                 )
             }
-            None => format!("referee: {} {}, {rate:.0}/s", s.done, s.label),
+            None => format!(
+                "referee: {} {}, {rate_text}/s, {secs:.0}s elapsed",
+                s.done, s.label
+            ),
         };
         if !s.status.is_empty() {
             text.push_str(": ");
@@ -165,6 +177,7 @@ impl Observer for Progress {
         s.start_done = done;
         s.started = Instant::now();
         s.last_line = Instant::now();
+        s.last_done = done;
         s.status.clear();
         if let Mode::Bar(bar) = &self.mode {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
@@ -173,7 +186,7 @@ impl Observer for Progress {
                 None => bar.unset_length(),
             }
             let template = if total.is_some() {
-                "{bar:40} {pos}/{len} {prefix}  {per_sec}  ETA {eta}  {msg}"
+                "{bar:40} {pos}/{len} {prefix}  {per_sec}  {elapsed} elapsed, ETA {eta}  {msg}"
             } else {
                 "{spinner} {pos} {prefix}  {per_sec}  {msg}"
             };
@@ -194,6 +207,7 @@ impl Observer for Progress {
             Mode::Lines { every } => {
                 if s.last_line.elapsed() >= *every {
                     s.last_line = Instant::now();
+                    s.last_done = s.done;
                     eprintln!("{}", Progress::line(&s));
                 }
             }
@@ -221,7 +235,9 @@ impl Observer for Progress {
         let s = self.state();
         match &self.mode {
             Mode::Bar(bar) => bar.finish_and_clear(),
-            Mode::Lines { .. } if s.done > s.start_done => eprintln!("{}", Progress::line(&s)),
+            Mode::Lines { .. } if s.done > s.start_done && s.done > s.last_done => {
+                eprintln!("{}", Progress::line(&s))
+            }
             _ => {}
         }
     }

@@ -16,6 +16,9 @@ use crate::record::GameRecord;
 use crate::standings::Standings;
 use crate::stats::{elo_trinomial, Elo};
 
+mod settings;
+pub use settings::Settings;
+
 const CSS: &str = include_str!("report.css");
 const JS: &str = include_str!("report.js");
 
@@ -92,13 +95,22 @@ pub struct GameRow {
     /// Forfeit details, when a bot forfeited.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub f: Option<ForfeitInfo>,
+    /// The line that won the game (from [`crate::game::Game::winning_line`]
+    /// on its final position): cells of a tictactoe board, local boards of
+    /// an uttt one; absent when no line won.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wl: Vec<u8>,
 }
 
 /// Everything the page shows, computed once from the records.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ReportData {
-    /// Page title (the run directory's name).
+    /// Page title: the run's (`--title`), or its folder's name.
     pub title: String,
+    /// The run folder's name (shown under a title given by the run).
+    pub folder: String,
+    /// The run's settings and bots, as the folder keeps them.
+    pub settings: Settings,
     /// Games counted.
     pub games_total: u64,
     /// Leaderboard, best first; other tables index into it.
@@ -116,6 +128,10 @@ pub struct ReportData {
     pub terms: Vec<String>,
     /// Start positions used by the rows.
     pub starts: Vec<String>,
+    /// For each start position, the seat (1 or 2) to move there, from its
+    /// game's rules (0 when it does not read), so the page can name who
+    /// played each move.
+    pub movers: Vec<u8>,
     /// Every game, by id.
     pub games: Vec<GameRow>,
 }
@@ -177,6 +193,7 @@ impl ReportData {
         let (mut kinds, mut kind_ix) = (Vec::new(), BTreeMap::new());
         let (mut terms, mut term_ix) = (Vec::new(), BTreeMap::new());
         let (mut starts, mut start_ix) = (Vec::new(), BTreeMap::new());
+        let mut movers = Vec::new();
         let mut games = Vec::with_capacity(order.len());
         for (ord, r) in order.iter().enumerate() {
             let mut p = [0usize; 2];
@@ -196,7 +213,14 @@ impl ReportData {
                 p,
                 w: r.winner.map_or(0, |s| s.number()),
                 t: intern(&mut terms, &mut term_ix, r.termination.name()),
-                s: intern(&mut starts, &mut start_ix, &r.start),
+                s: {
+                    let known = starts.len();
+                    let i = intern(&mut starts, &mut start_ix, &r.start);
+                    if i == known {
+                        movers.push(mover(r.game, &r.start));
+                    }
+                    i
+                },
                 o: r.opening.len(),
                 m: r.moves
                     .iter()
@@ -215,11 +239,14 @@ impl ReportData {
                     stderr_tail: f.stderr_tail.clone(),
                     detail: f.detail.clone(),
                 }),
+                wl: winning_line(r),
             });
         }
         let series = full.into_iter().map(sample).collect();
         ReportData {
             title: title.to_string(),
+            folder: title.to_string(),
+            settings: Settings::default(),
             games_total: standings.games,
             bots,
             cross,
@@ -228,6 +255,7 @@ impl ReportData {
             kinds,
             terms,
             starts,
+            movers,
             games,
         }
     }
@@ -266,6 +294,24 @@ impl ReportData {
     }
 }
 
+/// The seat number to move in position `start` of game `kind`; 0 when the
+/// text is not a position.
+fn mover(kind: crate::game::GameKind, start: &str) -> u8 {
+    use crate::game::Game;
+    crate::with_game!(kind, G => start.parse::<G>().map_or(0, |p| p.to_move().number()))
+}
+
+/// The line that won game `r`, from its game's rules applied to its final
+/// position; empty when none did or the position does not read.
+fn winning_line(r: &GameRecord) -> Vec<u8> {
+    use crate::game::Game;
+    crate::with_game!(r.game, G => r
+        .final_position
+        .parse::<G>()
+        .map(|p| p.winning_line())
+        .unwrap_or_default())
+}
+
 /// Keeps at most [`SERIES_POINTS`] evenly spaced samples, always the last.
 fn sample(v: Vec<[f64; 2]>) -> Vec<[f64; 2]> {
     if v.len() <= SERIES_POINTS {
@@ -288,20 +334,32 @@ fn html_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Reads `dir/games.jsonl` and writes the page to `out`.
-/// Returns the number of games in the report.
-pub fn write_report(dir: &Path, out: &Path, observer: &dyn Observer) -> anyhow::Result<usize> {
+/// Reads `dir/games.jsonl` with the run's settings (`run.json`, or the
+/// configuration of an older folder) and writes the page to `out`, titled
+/// `title`, or the run's title, or the folder's name. Returns the number of
+/// games in the report.
+pub fn write_report(
+    dir: &Path,
+    out: &Path,
+    title: Option<&str>,
+    observer: &dyn Observer,
+) -> anyhow::Result<usize> {
     let games = crate::journal::read_existing_games(dir)?;
     for n in &games.notes {
         observer.note(n);
     }
     let records = games.records;
-    let title = dir
+    let folder = dir
         .canonicalize()
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| dir.display().to_string());
-    let data = ReportData::from_records(&title, &records);
+    let (settings, run_title) = settings::load(dir, observer);
+    let mut data = ReportData::from_records(&folder, &records);
+    if let Some(t) = title.map(str::to_string).or(run_title) {
+        data.title = t;
+    }
+    data.settings = settings;
     fs::write(out, data.to_html()).with_context(|| format!("cannot write {}", out.display()))?;
     Ok(records.len())
 }
@@ -360,6 +418,55 @@ mod tests {
     }
 
     #[test]
+    fn rows_carry_the_winning_line_and_who_moves_first() {
+        let mut won = crate::record::sample(
+            crate::game::GameKind::TicTacToe,
+            ["a", "b"],
+            crate::game::Seat::from_number(1),
+            &["0", "3", "1", "4", "2"],
+        );
+        won.start = ".........".into();
+        won.final_position = "XXXOO....".into();
+        let mut from_opening = won.clone();
+        from_opening.id = 2;
+        from_opening.start = "X........".into();
+        from_opening.final_position = "XOXXOOOXX".into();
+        let d = ReportData::from_records("t", &[won, from_opening]);
+        assert_eq!(d.games[0].wl, [0, 1, 2]);
+        assert!(d.games[1].wl.is_empty());
+        // Player 1 moves at the empty board, player 2 after one X.
+        assert_eq!(d.movers, [1, 2]);
+        assert!(!d.to_script_json().contains("\"wl\":[]"));
+    }
+
+    #[test]
+    fn a_run_s_title_and_settings_reach_the_page() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let r = rec(1, "a", "b", Some(1), &["4 4"]);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            crate::journal::games_path(&dir),
+            serde_json::to_string(&r).unwrap() + "\n",
+        )
+        .unwrap();
+        let out = dir.join("r.html");
+        write_report(&dir, &out, None, &crate::output::Silent).unwrap();
+        let html = fs::read_to_string(&out).unwrap();
+        // No settings kept: the folder's name, and a note.
+        assert!(html.contains("<title>referee report: run</title>"));
+        assert!(html.contains("keeps no settings"), "{html}");
+        crate::journal::save_title(&dir, "Week 3 <ladder>").unwrap();
+        write_report(&dir, &out, None, &crate::output::Silent).unwrap();
+        let html = fs::read_to_string(&out).unwrap();
+        assert!(html.contains("<title>referee report: Week 3 &lt;ladder&gt;</title>"));
+        write_report(&dir, &out, Some("Other"), &crate::output::Silent).unwrap();
+        let html = fs::read_to_string(&out).unwrap();
+        assert!(html.contains("<title>referee report: Other</title>"));
+        assert!(html.contains("\"folder\":\"run\""));
+    }
+
+    #[test]
     fn series_is_sampled_but_keeps_the_last_point() {
         let v: Vec<[f64; 2]> = (0..1000).map(|i| [i as f64, i as f64]).collect();
         let s = sample(v);
@@ -412,6 +519,6 @@ mod tests {
         fs::write(&p, format!("{}\n{line}\n", &line[..20])).unwrap();
         let err = crate::journal::read_games(dir).unwrap_err().to_string();
         assert!(err.contains(":1: not a game record"), "{err}");
-        assert!(write_report(dir, &dir.join("r.html"), &crate::output::Silent).is_err());
+        assert!(write_report(dir, &dir.join("r.html"), None, &crate::output::Silent).is_err());
     }
 }

@@ -1,6 +1,8 @@
 "use strict";
 (function () {
 const D = JSON.parse(document.getElementById("data").textContent);
+// The address as loaded: opening a game rewrites it (#replay=ID).
+const HASH = location.hash;
 const app = document.getElementById("app");
 const COLORS = ["#1f6fd1", "#c0392b", "#27ae60", "#8e44ad", "#e67e22", "#16a085", "#7f8c8d", "#d35400", "#2c3e50", "#f1c40f"];
 function el(tag, attrs, ...kids) {
@@ -77,16 +79,18 @@ function positions(g) {
 }
 
 // ---- page ----
-const head = el("header", {}, el("h1", { text: "referee report: " + D.title }),
-  el("span", { text: `${D.games_total} games · ${D.bots.length} bots · ${D.kinds.join(", ")}` }));
+const head = el("header", {}, el("h1", { text: D.title === D.folder ? "referee report: " + D.title : D.title }),
+  el("span", { text: `${D.games_total} games · ${D.bots.length} bots · ${D.kinds.join(", ")}` + (D.title === D.folder ? "" : ` · folder ${D.folder}`) }));
 const main = el("main");
 app.append(head, main);
 
 // Leaderboard with Elo interval bars on a shared scale. An unbounded end
 // (a perfect or a null score) comes as the string "+inf" or "-inf": the bar
 // then runs off its edge of the scale, open-ended, and the text says inf.
+// Many bots: the long tables take the page's width.
+const MANY = D.bots.length > 8;
 {
-  const s = section("Leaderboard");
+  const s = section("Leaderboard", MANY);
   const num = (e) => (typeof e === "number" ? e : e[0] === "-" ? -Infinity : Infinity);
   const txt = (e) => (typeof e === "number" ? (e > 0 ? "+" : "") + e : e);
   let lo = -100, hi = 100;
@@ -108,10 +112,25 @@ app.append(head, main);
   t.append(tb); s.append(t, el("div", { cls: "muted", text: `Elo against the field, ranked by score (points per game); bars span ±${Math.round(span)}, and an interval with an unbounded end (a perfect or a null score) runs off the edge.` }));
 }
 
-// Crosstable: the row bot's score against the column bot, as a heat map.
+// The run's settings and bots, as its folder keeps them.
 {
-  const s = section("Crosstable (row's score against column)");
-  const t = el("table", { cls: "heat" }, el("tr", {}, el("th", { cls: "n", text: "" }), ...D.bots.map((b, i) => el("th", { text: i + 1, title: b.name }))));
+  const s = section("Settings", MANY);
+  s.id = "settings";
+  const S = D.settings;
+  if (S.note) s.append(el("div", { cls: "muted", text: S.note }));
+  if (S.rows.length) s.append(el("table", { cls: "kv" }, ...S.rows.map(([k, v]) => el("tr", {}, el("td", { text: k }), el("td", { text: v })))));
+  if (S.bots.length) {
+    s.append(el("h2", { text: "Bots" }), el("div", { cls: "scroll list" }, el("table", { id: "botlist" },
+      el("tr", {}, ...["Name", "Bot", "What it is"].map((h) => el("th", { cls: "n", text: h }))),
+      ...S.bots.map((b) => el("tr", {}, el("td", { cls: "n", text: b.name }), el("td", { cls: "wrap", text: b.bot }), el("td", { cls: "wrap", text: b.description || "" }))))));
+  }
+}
+
+// Crosstable: the row bot's score against the column bot, as a heat map;
+// many bots take the page's width, smaller cells, and scroll in the card.
+{
+  const s = section("Crosstable (row's score against column)", MANY);
+  const t = el("table", { cls: MANY ? "heat many" : "heat", id: "cross" }, el("tr", {}, el("th", { cls: "n", text: "" }), ...D.bots.map((b, i) => el("th", { text: i + 1, title: b.name }))));
   D.cross.forEach((row, i) => {
     const tr = el("tr", {}, el("th", { cls: "n", text: `${i + 1}. ${name(i)}` }));
     row.forEach(([w, d, l], j) => {
@@ -126,7 +145,7 @@ app.append(head, main);
     });
     t.append(tr);
   });
-  s.append(t);
+  s.append(el("div", { cls: "scroll tall", id: "crosswrap" }, t));
 }
 
 // Score as the games went on.
@@ -151,6 +170,114 @@ app.append(head, main);
   s.append(g, leg);
 }
 
+// Replay viewer.
+const replay = section("Replay");
+replay.id = "replay";
+let cur = null, missing = null;
+// Opens game g (at its end if `atEnd`) and puts its link in the address,
+// so that the address can be shared.
+function showGame(g, atEnd) {
+  const { moves, list } = positions(g);
+  cur = { g, moves, list, i: atEnd ? list.length - 1 : 0 };
+  missing = null;
+  try { history.replaceState(null, "", "#replay=" + g.id); } catch (e) { /* an address that cannot change */ }
+  drawReplay();
+}
+// Opens the game a `#replay=ID` address names; whether it names one.
+function openFromHash(h) {
+  const r = /replay=(\d+)/.exec(h);
+  if (!r) return false;
+  const g = D.games.find((x) => String(x.id) === r[1]);
+  if (g) showGame(g, true); else { cur = null; missing = r[1]; drawReplay(); }
+  replay.scrollIntoView();
+  return true;
+}
+window.addEventListener("hashchange", () => openFromHash(location.hash));
+const moveText = (kind, m) => kind === "uttt" ? m[0] + " " + m.slice(1) : m;
+function cell(v, extra) { const d = el("div", { cls: (v === "." ? "" : v) + (extra || ""), text: v === "." ? "" : v }); return d; }
+// `win`: the winning line's cells (tictactoe) or boards (uttt), from the
+// Rust rules (Game::winning_line), shown on the final position.
+function drawBoard(kind, p, win) {
+  if (kind === "tictactoe") {
+    const b = el("div", { cls: "board" }); b.style.gridTemplateColumns = "repeat(3,auto)";
+    p.c.forEach((v, i) => b.append(cell(v, (p.last === i ? " last" : "") + (win.includes(i) ? " win" : "")))); return b;
+  }
+  if (kind === "notakto") {
+    const w = el("div");
+    p.b.forEach((cells, k) => {
+      const b = el("div", { cls: "board" + (lineOf(cells, "X") ? " dead" : "") }); b.style.gridTemplateColumns = "repeat(3,auto)";
+      cells.forEach((v, i) => b.append(cell(v, p.last && p.last[0] === k && p.last[1] === i ? " last" : "")));
+      w.append(el("div", { style: "display:inline-block" }, el("div", { cls: "lbl", text: String.fromCharCode(65 + k) }), b));
+    });
+    return w;
+  }
+  const u = el("div", { cls: "uttt" });
+  for (let b = 0; b < 9; b++) {
+    const lb = el("div", { cls: "board" + (p.f === b || (p.f === 9 && p.w[b] === "." && !cur.end) ? " forced" : "") + (win.includes(b) ? " win" : "") });
+    lb.style.gridTemplateColumns = "repeat(3,auto)";
+    for (let i = 0; i < 9; i++) lb.append(cell(p.c[b * 9 + i], p.last === b * 9 + i ? " last" : ""));
+    if (p.w[b] !== ".") lb.append(el("div", { cls: "mark " + p.w[b], text: p.w[b] === "=" ? "=" : p.w[b] }));
+    u.append(lb);
+  }
+  return u;
+}
+function drawReplay() {
+  replay.replaceChildren(el("h2", { text: "Replay" }));
+  if (!cur) {
+    replay.append(el("div", { cls: "muted", text: missing ? `Game ${missing} is not in this report.` : "Pick a game in the list below." }));
+    return;
+  }
+  const { g, moves, list, i } = cur, kind = D.kinds[g.g];
+  cur.end = i === list.length - 1;
+  replay.dataset.game = g.id;
+  const res = g.w ? `${name(g.p[g.w - 1])} (player ${g.w}) wins` : "draw";
+  const nav = el("div", {},
+    el("button", { id: "first", text: "« first", onclick: () => step(-1e9) }), el("button", { id: "prev", text: "◀ back", onclick: () => step(-1) }),
+    el("button", { id: "next", text: "forward ▶", onclick: () => step(1) }), el("button", { id: "last", text: "last »", onclick: () => step(1e9) }),
+    el("span", { id: "ply", text: `move ${i} / ${moves.length}` }));
+  const info = el("div", { cls: "info" },
+    el("div", {}, el("b", { text: `Game ${g.id} · ${kind}` })),
+    el("div", { text: `X/player 1: ${name(g.p[0])} · player 2: ${name(g.p[1])}` }),
+    el("div", { text: `Result: ${res} (${D.terms[g.t]})` }),
+    el("div", {}, el("a", { id: "replaylink", href: "#replay=" + g.id, text: "link to this game" })));
+  if (i > 0) {
+    const k = i - 1, timed = k - g.o;
+    const mt = moveText(kind, moves[k]);
+    info.append(el("div", { text: `Move ${i}: ${mt}` + (timed >= 0 && timed < g.ms.length ? ` in ${fmtUs(g.ms[timed])}` : " (opening)") }));
+  }
+  if (list[i].err) info.append(el("div", { text: "Cannot replay: " + list[i].err }));
+  if (g.f && cur.end) {
+    const f = g.f;
+    info.append(el("h2", { text: `Forfeit: player ${f.seat} (${name(g.p[f.seat - 1])}), ${f.reason} at move ${f.move_number}` }),
+      el("div", { text: `${f.detail} · ${fmtUs(f.time_us)}` + (f.overrun_us ? `, ${fmtUs(f.overrun_us)} over` : "") + (f.exit_status ? " · " + f.exit_status : "") }),
+      el("div", { text: "Line received:" }), el("pre", { id: "fline", text: f.line == null ? "(none)" : f.line }),
+      el("div", { text: "stderr tail:" }), el("pre", { id: "fstderr", text: f.stderr_tail || "(empty)" }));
+  }
+  // Every move: who played it (seats alternate from the side to move at
+  // the start, which the Rust rules give) and how long it took.
+  const first = D.movers[g.s] === 2 ? 1 : 0, mark = kind === "notakto" ? ["P1", "P2"] : ["X", "O"];
+  const rows = moves.map((m, k) => {
+    const seat = (first + k) % 2, timed = k - g.o;
+    const t = timed >= 0 && timed < g.ms.length ? fmtUs(g.ms[timed]) : k < g.o ? "opening" : "";
+    return el("tr", { cls: k + 1 === i ? "sel" : "", onclick: () => { cur.i = k + 1; drawReplay(); } },
+      el("td", { text: k + 1 }), el("td", { cls: "n", text: `${name(g.p[seat])} (${mark[seat]})` }),
+      el("td", { cls: "n", text: moveText(kind, m) }), el("td", { text: t }));
+  });
+  const table = el("table", { id: "moves" }, el("tr", {}, ...["#", "Player", "Move", "Time"].map((h, j) => el("th", { cls: j === 1 || j === 2 ? "n" : "", text: h }))), ...rows);
+  const win = cur.end && g.wl ? g.wl : [];
+  const box = el("div", { cls: "scroll list" }, table);
+  replay.append(nav, el("div", {}, el("div", { id: "board", style: "display:inline-block", "data-pos": list[i].text }, drawBoard(kind, list[i].p, win)), info), box);
+  // The current move in view in its list, without moving the page.
+  const sel = table.querySelector("tr.sel");
+  if (sel) box.scrollTop = Math.max(0, sel.offsetTop - box.clientHeight / 2);
+}
+function step(d) { if (!cur) return; cur.i = Math.max(0, Math.min(cur.list.length - 1, cur.i + d)); drawReplay(); }
+document.addEventListener("keydown", (e) => {
+  if (e.target.tagName === "SELECT") return;
+  if (e.key === "ArrowRight") { step(1); e.preventDefault(); } else if (e.key === "ArrowLeft") { step(-1); e.preventDefault(); }
+});
+drawReplay();
+
 // How games ended.
 {
   const s = section("How games ended");
@@ -164,78 +291,6 @@ app.append(head, main);
   t.append(el("tr", {}, el("td", { cls: "n", text: "player 1 / draw / player 2" }), el("td", { text: `${wins[1]} / ${wins[0]} / ${wins[2]}` })));
   s.append(t);
 }
-
-// Replay viewer.
-const replay = section("Replay");
-replay.id = "replay";
-let cur = null;
-function showGame(g) {
-  const { moves, list } = positions(g);
-  cur = { g, moves, list, i: 0 };
-  drawReplay();
-}
-function cell(v, extra) { const d = el("div", { cls: (v === "." ? "" : v) + (extra || ""), text: v === "." ? "" : v }); return d; }
-function drawBoard(kind, p) {
-  if (kind === "tictactoe") {
-    const b = el("div", { cls: "board" }); b.style.gridTemplateColumns = "repeat(3,auto)";
-    p.c.forEach((v, i) => b.append(cell(v, p.last === i ? " last" : ""))); return b;
-  }
-  if (kind === "notakto") {
-    const w = el("div");
-    p.b.forEach((cells, k) => {
-      const b = el("div", { cls: "board" + (lineOf(cells, "X") ? " dead" : "") }); b.style.gridTemplateColumns = "repeat(3,auto)";
-      cells.forEach((v, i) => b.append(cell(v, p.last && p.last[0] === k && p.last[1] === i ? " last" : "")));
-      w.append(el("div", { style: "display:inline-block" }, el("div", { cls: "lbl", text: String.fromCharCode(65 + k) }), b));
-    });
-    return w;
-  }
-  const u = el("div", { cls: "uttt" });
-  for (let b = 0; b < 9; b++) {
-    const lb = el("div", { cls: "board" + (p.f === b || (p.f === 9 && p.w[b] === "." && !cur.end) ? " forced" : "") });
-    lb.style.gridTemplateColumns = "repeat(3,auto)";
-    for (let i = 0; i < 9; i++) lb.append(cell(p.c[b * 9 + i], p.last === b * 9 + i ? " last" : ""));
-    if (p.w[b] !== ".") lb.append(el("div", { cls: "mark " + p.w[b], text: p.w[b] === "=" ? "=" : p.w[b] }));
-    u.append(lb);
-  }
-  return u;
-}
-function drawReplay() {
-  replay.replaceChildren(el("h2", { text: "Replay" }));
-  if (!cur) { replay.append(el("div", { cls: "muted", text: "Pick a game in the list below." })); return; }
-  const { g, moves, list, i } = cur, kind = D.kinds[g.g];
-  cur.end = i === list.length - 1;
-  const res = g.w ? `${name(g.p[g.w - 1])} (player ${g.w}) wins` : "draw";
-  const nav = el("div", {},
-    el("button", { id: "first", text: "« first", onclick: () => step(-1e9) }), el("button", { id: "prev", text: "◀ back", onclick: () => step(-1) }),
-    el("button", { id: "next", text: "forward ▶", onclick: () => step(1) }), el("button", { id: "last", text: "last »", onclick: () => step(1e9) }),
-    el("span", { id: "ply", text: `move ${i} / ${moves.length}` }));
-  const info = el("div", { cls: "info" },
-    el("div", {}, el("b", { text: `Game ${g.id} · ${kind}` })),
-    el("div", { text: `X/player 1: ${name(g.p[0])} · player 2: ${name(g.p[1])}` }),
-    el("div", { text: `Result: ${res} (${D.terms[g.t]})` }));
-  if (i > 0) {
-    const k = i - 1, timed = k - g.o;
-    const mt = kind === "uttt" ? moves[k][0] + " " + moves[k].slice(1) : moves[k];
-    info.append(el("div", { text: `Move ${i}: ${mt}` + (timed >= 0 && timed < g.ms.length ? ` in ${fmtUs(g.ms[timed])}` : " (opening)") }));
-  }
-  if (list[i].err) info.append(el("div", { text: "Cannot replay: " + list[i].err }));
-  if (g.f && cur.end) {
-    const f = g.f;
-    info.append(el("h2", { text: `Forfeit: player ${f.seat} (${name(g.p[f.seat - 1])}), ${f.reason} at move ${f.move_number}` }),
-      el("div", { text: `${f.detail} · ${fmtUs(f.time_us)}` + (f.overrun_us ? `, ${fmtUs(f.overrun_us)} over` : "") + (f.exit_status ? " · " + f.exit_status : "") }),
-      el("div", { text: "Line received:" }), el("pre", { id: "fline", text: f.line == null ? "(none)" : f.line }),
-      el("div", { text: "stderr tail:" }), el("pre", { id: "fstderr", text: f.stderr_tail || "(empty)" }));
-  }
-  const times = el("pre", { cls: "muted", text: "Move times: " + g.ms.map(fmtUs).join(", ") });
-  times.style.maxHeight = "60px";
-  replay.append(nav, el("div", {}, el("div", { id: "board", style: "display:inline-block", "data-pos": list[i].text }, drawBoard(kind, list[i].p)), info), times);
-}
-function step(d) { if (!cur) return; cur.i = Math.max(0, Math.min(cur.list.length - 1, cur.i + d)); drawReplay(); }
-document.addEventListener("keydown", (e) => {
-  if (e.target.tagName === "SELECT") return;
-  if (e.key === "ArrowRight") { step(1); e.preventDefault(); } else if (e.key === "ArrowLeft") { step(-1); e.preventDefault(); }
-});
-drawReplay();
 
 // Game list: filtered, 50 rows a page, rows built only for the page shown.
 const PAGE = 50;
@@ -267,7 +322,7 @@ let shown = D.games, page = 0;
     pager.children[1].textContent = ` page ${page + 1} / ${pages} `;
     body.replaceChildren(...shown.slice(page * PAGE, page * PAGE + PAGE).map((g) => {
       const n = g.m === "" ? 0 : g.m.split(",").length;
-      const tr = el("tr", { "data-id": g.id, onclick: () => { showGame(g); replay.scrollIntoView(); } },
+      const tr = el("tr", { "data-id": g.id, onclick: () => { showGame(g, false); replay.scrollIntoView(); } },
         el("td", { text: g.id }), el("td", { cls: "n", text: D.kinds[g.g] }), el("td", { cls: "n", text: name(g.p[0]) }), el("td", { cls: "n", text: name(g.p[1]) }),
         el("td", { text: g.w === 1 ? "1-0" : g.w === 2 ? "0-1" : "½-½" }), el("td", { cls: "n", text: D.terms[g.t] }), el("td", { text: n }),
         el("td", { text: fmtUs(g.ms.reduce((a, b) => a + b, 0)) }));
@@ -280,28 +335,34 @@ let shown = D.games, page = 0;
   render();
 }
 
-// Self-test for the browser test: `#selftest=ID` replays game ID through the
-// buttons and writes what the page shows into #selftest as JSON.
-const rp = /replay=(\d+)/.exec(location.hash);
-if (rp) { const g = D.games.find((x) => String(x.id) === rp[1]); if (g) { showGame(g); step(1e9); } }
-const m = /selftest=([\d,]+)/.exec(location.hash);
+// A shared link (#replay=ID) opens its game at the end.
+openFromHash(HASH);
+
+// Self-test for the browser test: `#selftest=ID,...` replays each game
+// through the buttons and writes what the page shows into #selftest as
+// JSON, with the address each opened game set and the page's widths.
+const m = /selftest=([\d,]*)/.exec(HASH);
 if (m) {
   const out = { leaderboard: [...document.querySelectorAll("#leaderboard tbody tr")].map((r) => [...r.children].slice(0, 6).map((c) => c.textContent)), games: [] };
   const pos = () => document.getElementById("board").dataset.pos;
-  for (const id of m[1].split(",")) {
+  for (const id of m[1].split(",").filter((x) => x)) {
     const g = D.games.find((x) => String(x.id) === id);
     if (!g) { out.games.push({ id, missing: true }); continue; }
     const row = document.querySelector(`#games tr[data-id="${g.id}"]`);
     if (row) row.click(); else showGame(g);
-    const r = { id, positions: [pos()] };
+    const r = { id, hash: location.hash, positions: [pos()] };
     for (let k = 0; k < cur.moves.length; k++) { document.getElementById("next").click(); r.positions.push(pos()); }
     document.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowLeft" }));
     r.back = pos();
     document.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowRight" }));
     r.fline = document.getElementById("fline")?.textContent ?? null;
     r.fstderr = document.getElementById("fstderr")?.textContent ?? null;
+    r.moves = document.querySelectorAll("#moves tr").length - 1;
     out.games.push(r);
   }
+  const de = document.documentElement, cw = document.getElementById("crosswrap");
+  out.layout = { page: de.scrollWidth, view: de.clientWidth, cells: document.querySelectorAll("#cross td").length,
+    cross: [cw.clientWidth, cw.scrollWidth], card: cw.parentElement.getBoundingClientRect().right };
   app.append(el("pre", { id: "selftest", text: JSON.stringify(out) }));
 }
 // Since navigation start: reading the file, parsing the page and its data, and drawing it.

@@ -12,6 +12,7 @@ use toml::Spanned;
 use crate::bot::manifest::{BotManifest, CommandText, ExternalKind, ResourceLimits, SandboxMode};
 use crate::bot::{BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{GameKind, GameOptions};
+use crate::journal::{BotAbout, RunSettings};
 use crate::openings::Openings;
 use crate::runner::{Entrant, RunConfig};
 
@@ -28,6 +29,8 @@ pub struct ConfigError(pub String);
 #[serde(deny_unknown_fields)]
 struct RawConfig {
     game: Spanned<String>,
+    #[serde(default)]
+    title: Option<Spanned<String>>,
     #[serde(default)]
     boards: Option<Spanned<i64>>,
     #[serde(default)]
@@ -119,24 +122,51 @@ struct BotEntry {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Plan {
     /// A fixed schedule: a round-robin or a gauntlet.
-    Fixed(Schedule),
+    Fixed {
+        /// Which.
+        format: Format,
+        /// Its games.
+        schedule: Schedule,
+    },
     /// A Swiss tournament: rounds paired as the results come in.
     Swiss(Swiss),
 }
 
 impl Plan {
+    fn fixed(bots: usize, format: Format, games_per_pairing: u64, seed: u64) -> Plan {
+        Plan::Fixed {
+            schedule: Schedule::new(bots, format.clone(), games_per_pairing, seed),
+            format,
+        }
+    }
+
+    /// The format's name, as in tournament files.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Plan::Fixed {
+                format: Format::RoundRobin,
+                ..
+            } => "round-robin",
+            Plan::Fixed {
+                format: Format::Gauntlet(_),
+                ..
+            } => "gauntlet",
+            Plan::Swiss(_) => "swiss",
+        }
+    }
+
     /// A round-robin of `bots` bots: every bot plays every other bot
     /// `games_per_pairing` games (even: seats alternate).
     pub fn round_robin(bots: usize, games_per_pairing: u64, seed: u64) -> Result<Plan, String> {
         check_shape(bots, games_per_pairing)?;
         let pairs = (bots * (bots - 1) / 2) as u64;
         check_total(pairs, games_per_pairing)?;
-        Ok(Plan::Fixed(Schedule::new(
+        Ok(Plan::fixed(
             bots,
             Format::RoundRobin,
             games_per_pairing,
             seed,
-        )))
+        ))
     }
 
     /// A gauntlet: the `challengers` (bot indices) each play every other
@@ -165,12 +195,12 @@ impl Plan {
             (challengers.len() * (bots - challengers.len())) as u64,
             games_per_pairing,
         )?;
-        Ok(Plan::Fixed(Schedule::new(
+        Ok(Plan::fixed(
             bots,
             Format::Gauntlet(challengers),
             games_per_pairing,
             seed,
-        )))
+        ))
     }
 
     /// A Swiss tournament of `bots` bots: `rounds` rounds (`None`: the
@@ -199,7 +229,7 @@ impl Plan {
     /// Whether the plan fits `bots` bots: every index it uses is below.
     pub(crate) fn fits(&self, bots: usize) -> bool {
         match self {
-            Plan::Fixed(s) => s.pairs.iter().flatten().all(|&i| i < bots),
+            Plan::Fixed { schedule: s, .. } => s.pairs.iter().flatten().all(|&i| i < bots),
             Plan::Swiss(s) => s.bots == bots,
         }
     }
@@ -207,7 +237,7 @@ impl Plan {
     /// The tournament seed.
     pub fn seed(&self) -> u64 {
         match self {
-            Plan::Fixed(s) => s.seed,
+            Plan::Fixed { schedule: s, .. } => s.seed,
             Plan::Swiss(s) => s.seed,
         }
     }
@@ -215,7 +245,7 @@ impl Plan {
     /// Games in the whole tournament.
     pub fn total(&self) -> u64 {
         match self {
-            Plan::Fixed(s) => s.total(),
+            Plan::Fixed { schedule: s, .. } => s.total(),
             Plan::Swiss(s) => s.total(),
         }
     }
@@ -223,10 +253,38 @@ impl Plan {
     /// Games each pairing plays.
     pub fn games_per_pairing(&self) -> u64 {
         match self {
-            Plan::Fixed(s) => s.games_per_pairing,
+            Plan::Fixed { schedule: s, .. } => s.games_per_pairing,
             Plan::Swiss(s) => s.games_per_pairing,
         }
     }
+}
+
+/// What the report shows about a tournament of `plan` between `entrants`
+/// (`run.json`): the format, its settings and the bots.
+pub(crate) fn run_settings<G: BuiltinBots>(
+    entrants: &[Entrant],
+    plan: &Plan,
+    names: &[String],
+    cfg: &RunConfig,
+) -> RunSettings {
+    let mut s = RunSettings::new::<G>(plan.name(), &cfg.options);
+    if let Plan::Fixed {
+        format: Format::Gauntlet(c),
+        ..
+    } = plan
+    {
+        s.challengers = c.iter().filter_map(|&i| names.get(i).cloned()).collect();
+    }
+    s.games_per_pairing = Some(plan.games_per_pairing());
+    s.time_ms = Some(cfg.time.move_ms);
+    s.startup_ms = Some(cfg.time.startup_ms);
+    s.random_plies = Some(cfg.random_plies as u64);
+    s.seed = Some(plan.seed());
+    s.bots = entrants
+        .iter()
+        .map(|e| BotAbout::of::<G>(&e.name, &e.spec))
+        .collect();
+    s
 }
 
 /// Checks what every plan needs: two bots, an even number of games.
@@ -276,6 +334,8 @@ pub struct TournamentFile {
     pub openings: Option<Arc<Openings>>,
     /// Bot names in file order.
     pub names: Vec<String>,
+    /// The report's title (`title`), if the file gives one.
+    pub title: Option<String>,
     bots: Vec<BotEntry>,
 }
 
@@ -297,6 +357,18 @@ impl Tournament {
             random_plies: self.file.random_plies,
             affinity: true,
         }
+    }
+
+    /// What the report shows about the tournament (`run.json`), with the
+    /// title `title`, or the file's.
+    pub(crate) fn settings<G: BuiltinBots>(&self, title: Option<String>) -> RunSettings {
+        let f = &self.file;
+        let mut s = run_settings::<G>(&self.entrants, &f.plan, &f.names, &self.run_config());
+        s.title = title.or_else(|| f.title.clone());
+        s.startup_ms = Some(f.time.startup_ms);
+        s.openings = f.openings.as_ref().map(|o| o.file_name());
+        s.shuffle_openings = f.openings.as_ref().is_some_and(|o| o.shuffled());
+        s
     }
 
     /// Whether any bot is an external program (whose moves are timed).
@@ -676,12 +748,7 @@ impl TournamentFile {
                 seed,
                 seeding,
             }),
-            Some(format) => Plan::Fixed(Schedule::new(
-                names.len(),
-                format,
-                games_per_pairing as u64,
-                seed,
-            )),
+            Some(format) => Plan::fixed(names.len(), format, games_per_pairing as u64, seed),
         };
         Ok(TournamentFile {
             path: path.to_path_buf(),
@@ -696,6 +763,7 @@ impl TournamentFile {
             },
             openings,
             names,
+            title: raw.title.map(Spanned::into_inner),
             bots,
         })
     }
@@ -705,6 +773,8 @@ impl TournamentFile {
     /// resume and merge can check they continue the same tournament.
     pub fn canonical(&self) -> toml::Table {
         let mut t: toml::Table = toml::from_str(&self.text).unwrap_or_default();
+        // The title decides no game: a resumed run may change it.
+        t.remove("title");
         t.insert("seed".into(), toml::Value::Integer(self.plan.seed() as i64));
         if let Some(o) = &self.openings {
             t.insert("openings_sha256".into(), o.sha256().into());

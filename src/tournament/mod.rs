@@ -36,6 +36,9 @@ pub struct RunOptions {
     pub shard: Option<(u64, u64)>,
     /// Pin each worker and its bots to one CPU.
     pub affinity: bool,
+    /// The report's title (`run.json`); a tournament file's `title` when
+    /// not given.
+    pub title: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -46,6 +49,7 @@ impl Default for RunOptions {
             resume: false,
             shard: None,
             affinity: true,
+            title: None,
         }
     }
 }
@@ -123,6 +127,7 @@ pub fn run<G: BuiltinBots>(
         cfg,
         openings: t.file.openings.as_deref(),
         config: t.file.canonical(),
+        settings: t.settings::<G>(opts.title.clone()),
     };
     play::<G>(&what, opts, observer)
 }
@@ -187,11 +192,14 @@ pub fn run_entrants<G: BuiltinBots>(
     }
     let mut cfg = cfg.clone();
     cfg.affinity = opts.affinity;
+    let mut settings = config::run_settings::<G>(entrants, plan, &names, &cfg);
+    settings.title = opts.title.clone();
     let what = What {
         entrants,
         names: names.clone(),
         plan,
         config: code_config(G::KIND, &names, plan, &cfg),
+        settings,
         cfg,
         openings: None,
     };
@@ -217,7 +225,7 @@ fn code_config(
     t.insert("seed".into(), int(plan.seed()));
     t.insert("games_per_pairing".into(), int(plan.games_per_pairing()));
     match plan {
-        Plan::Fixed(s) => {
+        Plan::Fixed { schedule: s, .. } => {
             t.insert("format".into(), "fixed".into());
             let pairs: Vec<toml::Value> = s
                 .pairs
@@ -247,6 +255,7 @@ struct What<'a> {
     cfg: RunConfig,
     openings: Option<&'a crate::openings::Openings>,
     config: toml::Table,
+    settings: crate::journal::RunSettings,
 }
 
 fn play<G: BuiltinBots>(
@@ -255,7 +264,7 @@ fn play<G: BuiltinBots>(
     observer: &dyn Observer,
 ) -> anyhow::Result<RunReport> {
     let (ids, swiss) = match w.plan {
-        Plan::Fixed(s) => (shard_ids(s, opts.shard)?, None),
+        Plan::Fixed { schedule: s, .. } => (shard_ids(s, opts.shard)?, None),
         Plan::Swiss(s) => {
             if let Some((k, n)) = opts.shard {
                 bail!(
@@ -272,7 +281,7 @@ fn play<G: BuiltinBots>(
     };
     let games: &dyn Games = match (w.plan, &swiss_games) {
         (_, Some(g)) => g,
-        (Plan::Fixed(s), None) => s,
+        (Plan::Fixed { schedule: s, .. }, None) => s,
         (Plan::Swiss(_), None) => unreachable!("a Swiss plan has its games"),
     };
     let series = Series {
@@ -282,6 +291,7 @@ fn play<G: BuiltinBots>(
         cfg: w.cfg.clone(),
         openings: w.openings,
         config: w.config.clone(),
+        settings: w.settings.clone(),
     };
     let mut tally = TournamentTally {
         standings: Standings::with_bots(w.names.iter().map(String::as_str)),
@@ -354,7 +364,7 @@ pub fn merge(
     let text = toml::to_string(&config)?;
     let file = TournamentFile::parse_copy(&first.join(journal::CONFIG), text)?;
     let schedule = match &file.plan {
-        Plan::Fixed(s) => s,
+        Plan::Fixed { schedule: s, .. } => s,
         Plan::Swiss(_) => bail!(
             "{} holds a Swiss tournament, which is never split into shards: there is nothing to              merge",
             first.display()

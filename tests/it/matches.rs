@@ -231,7 +231,16 @@ fn a_perfect_score_shows_an_open_elo_bound() {
     assert_eq!(st["statistics"], v["statistics"]);
     let csv = std::fs::read_to_string(out.join("standings.csv")).unwrap();
     assert!(csv.contains(",inf,"), "{csv}");
-    assert!(out.join("report.html").is_file());
+    // The report names the match's settings and its bots.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for want in [
+        "[\"Format\",\"match\"]",
+        "[\"Games\",\"10\"]",
+        "\"bot\":\"sh -c 'exit 3'\"",
+        "[\"Referee\",\"version ",
+    ] {
+        assert!(html.contains(want), "{want}");
+    }
 }
 
 #[test]

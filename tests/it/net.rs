@@ -207,6 +207,8 @@ fn text_session_with_bad_input() {
         "{greeting}"
     );
     for (bad, want) in [
+        ("name a:b\n", "Error: ':' in a name"),
+        ("name  bob \n", "Your rounds are recorded as 'bob'."),
         ("x\n", "Error: bad tictactoe move 'x'"),
         ("99\n", "Error: bad tictactoe move '99'"),
         ("\n", "Error: empty line"),
@@ -256,7 +258,64 @@ fn text_session_with_bad_input() {
         "{transcript}"
     );
     assert_eq!(c.rest(), "", "the server closes after the summary");
-    assert_eq!(server.wait_records(2, |_| true).len(), 2);
+    let recs = server.wait_records(2, |_| true);
+    assert_eq!(recs.len(), 2);
+    // Recorded under the name given, the address kept aside.
+    assert!(recs.iter().all(|r| r.players.contains(&"bob".to_string())));
+    assert!(recs
+        .iter()
+        .all(|r| r.client.as_deref().is_some_and(|c| c.contains(':'))));
+}
+
+#[test]
+fn named_connections_are_one_player_in_the_report() {
+    let server = Server::start(
+        "names",
+        &[
+            "tictactoe",
+            "--bot",
+            "random",
+            "--rounds",
+            "2",
+            "--protocol",
+            "v1",
+        ],
+    );
+    for _ in 0..2 {
+        let o = referee()
+            .args(["connect", &server.addr, "--bot", "optimal", "--name", "ada"])
+            .output()
+            .expect("connect runs");
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let r = play_stream(server.connect(), &ConnectConfig::new("optimal")).unwrap();
+    assert_eq!(r.score.games(), 2);
+    let recs = server.wait_records(6, |_| true);
+    assert_eq!(recs.len(), 6);
+    let st = referee::standings::Standings::from_records(&recs);
+    let ranked = st.ranked();
+    let names: Vec<&str> = ranked.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    let ada = ranked.iter().find(|b| b.name == "ada").expect("ada plays");
+    assert_eq!(ada.total.games(), 4);
+    // The report shows the server's settings.
+    let o = crate::common::run(&["report", server.out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(server.out.join("report.html")).unwrap();
+    for want in [
+        "[\"Format\",\"server (v1 protocol)\"]",
+        "[\"Rounds per connection\",\"2\"]",
+        "\"name\":\"ada\"",
+    ] {
+        assert!(html.contains(want), "{want}");
+    }
+    // A bad name is refused before connecting.
+    let o = referee()
+        .args(["connect", &server.addr, "--bot", "optimal", "--name", "a:b"])
+        .output()
+        .expect("connect runs");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--name"), "{}", stderr(&o));
 }
 
 #[test]

@@ -200,6 +200,9 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
         assert_eq!(got.last().unwrap(), &r.final_position);
         // Arrow left from the end goes back one move.
         assert_eq!(g["back"], want[want.len().saturating_sub(2)].as_str());
+        // Opening it put its link in the address; its moves are listed.
+        assert_eq!(g["hash"], format!("#replay={}", r.id).as_str());
+        assert_eq!(g["moves"], r.moves.len());
     }
     let forfeit = &games[3];
     assert_eq!(forfeit["fline"], NASTY_LINE);
@@ -235,4 +238,146 @@ fn report_of_a_missing_dir_is_a_clear_error() {
         "{}",
         stderr(&o)
     );
+}
+
+/// A round robin of `n` bots, one tictactoe game a pairing: real games
+/// (played by built-ins) under students' names.
+fn many_bots(dir: &Path, n: usize) -> Vec<GameRecord> {
+    let pairs: Vec<(usize, usize)> = (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .collect();
+    let mut recs =
+        builtin_records::<TicTacToe>(&["optimal", "greedy", "random"], pairs.len() as u64, 1, 11);
+    assert_eq!(recs.len(), pairs.len());
+    for (k, (r, &(a, b))) in recs.iter_mut().zip(&pairs).enumerate() {
+        let (p1, p2) = if k % 2 == 0 { (a, b) } else { (b, a) };
+        r.players = [
+            format!("student-{p1:02}-with-a-long-name"),
+            format!("student-{p2:02}-with-a-long-name"),
+        ];
+    }
+    write_games(dir, &recs);
+    recs
+}
+
+/// The JSON the page's self-test writes into `<pre id="selftest">`.
+fn selftest(dom: &str, browser_err: &str) -> serde_json::Value {
+    let start = dom
+        .find("<pre id=\"selftest\">")
+        .unwrap_or_else(|| panic!("no self-test output; chromium stderr:\n{browser_err}"))
+        + "<pre id=\"selftest\">".len();
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let text = dom[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    serde_json::from_str(&text).expect("self-test JSON")
+}
+
+#[test]
+fn a_report_of_30_bots_fits_wide_and_narrow_screens_and_replays_open_by_link() {
+    let guard = tempfile::tempdir().expect("temp dir");
+    let tmp = guard.path().to_path_buf();
+    let dir = tmp.join("ladder");
+    let recs = many_bots(&dir, 30);
+    let o = run(&["report", dir.to_str().unwrap(), "--title", "CS 101 ladder"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html_path = dir.join("report.html");
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(html.contains("<title>referee report: CS 101 ladder</title>"));
+    // A folder with only games.jsonl says it keeps no settings.
+    assert!(html.contains("keeps no settings"));
+
+    let Some(browser) = chromium() else {
+        eprintln!(
+            "SKIPPED the browser half of a_report_of_30_bots...: /usr/bin/chromium is not \
+             installed (apt-get install -y chromium; .ci/run installs it)"
+        );
+        return;
+    };
+    let profile = tmp.join("profile");
+    // A won game, whose winning line is drawn, and a drawn one.
+    let won = recs
+        .iter()
+        .find(|r| r.winner.is_some() && r.forfeit.is_none())
+        .expect("a won game");
+    let drawn = recs
+        .iter()
+        .find(|r| r.winner.is_none())
+        .expect("a drawn game");
+    let file = format!("file://{}", html_path.display());
+
+    // Wide and narrow: the whole crosstable is there, scrolling in its card
+    // when it does not fit, and the page itself never scrolls sideways.
+    for width in [1400, 420] {
+        let url = format!("{file}#selftest={}", won.id);
+        let size = format!("--window-size={width},1000");
+        let out = run_chromium(&browser, &profile, &["--dump-dom", &size], &url);
+        let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+        let v = selftest(&dom, &stderr(&out));
+        let l = &v["layout"];
+        let num = |x: &serde_json::Value| x.as_f64().unwrap_or(f64::NAN);
+        assert_eq!(l["cells"], 30 * 30, "{width}: {l}");
+        assert!(
+            num(&l["page"]) <= num(&l["view"]),
+            "{width}: page scrolls sideways: {l}"
+        );
+        assert!(
+            num(&l["card"]) <= num(&l["view"]),
+            "{width}: card cut off: {l}"
+        );
+        if width == 420 {
+            assert!(
+                num(&l["cross"][1]) > num(&l["cross"][0]),
+                "crosstable scrolls: {l}"
+            );
+        }
+        // Opening a game puts its link in the address, and the replay names
+        // every move with its time.
+        let g = &v["games"][0];
+        assert_eq!(g["hash"], format!("#replay={}", won.id).as_str(), "{g}");
+        assert_eq!(g["moves"], won.moves.len(), "{g}");
+
+        let shot = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("target/report-30-bots-{width}.png"));
+        let _ = std::fs::remove_file(&shot);
+        let out = run_chromium(
+            &browser,
+            &profile,
+            &[&format!("--screenshot={}", shot.display()), &size],
+            &file,
+        );
+        let png =
+            std::fs::read(&shot).unwrap_or_else(|_| panic!("no screenshot: {}", stderr(&out)));
+        assert!(
+            png.len() > 10_000 && png.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "{} bytes",
+            png.len()
+        );
+    }
+
+    // A shared link opens its game at the end, the winning line marked as
+    // the Rust rules give it.
+    let board_of = |id: u64| {
+        let url = format!("{file}#replay={id}");
+        let out = run_chromium(&browser, &profile, &["--dump-dom"], &url);
+        let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+        let at = dom
+            .find(&format!("data-game=\"{id}\""))
+            .unwrap_or_else(|| panic!("game {id} not opened: {}", stderr(&out)));
+        let from = at + dom[at..].find("id=\"board\"").expect("a board");
+        let to = from + dom[from..].find("id=\"moves\"").expect("a move list");
+        dom[from..to].to_string()
+    };
+    let board = board_of(won.id);
+    assert!(
+        board.contains(&format!("data-pos=\"{}\"", won.final_position)),
+        "{board}"
+    );
+    let pos: TicTacToe = won.final_position.parse().unwrap();
+    assert_eq!(pos.winning_line().len(), 3);
+    assert_eq!(board.matches(" win\"").count(), 3, "{board}");
+    let board = board_of(drawn.id);
+    assert_eq!(board.matches(" win\"").count(), 0, "{board}");
 }

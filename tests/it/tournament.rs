@@ -256,11 +256,15 @@ fn same_games_at_any_jobs_and_shards_merge_into_the_unsharded_standings() {
         dirs.push(d);
     }
     let merged = tmp.path("merged");
-    let mut args = vec!["merge", "--out", &merged];
+    let mut args = vec!["merge", "--out", &merged, "--title", "All shards"];
     args.extend(dirs.iter().map(String::as_str));
     let o = run(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(standings(&merged), standings(&whole));
+    // The merged report has the shards' settings and its own title.
+    let html = std::fs::read_to_string(Path::new(&merged).join("report.html")).unwrap();
+    assert!(html.contains("<title>referee report: All shards</title>"));
+    assert!(html.contains("[\"Seed\",\"11\"]"));
     // --json prints the same standings.
     let mut args = vec!["merge", "--json"];
     args.extend(dirs.iter().map(String::as_str));
@@ -277,15 +281,47 @@ fn same_games_at_any_jobs_and_shards_merge_into_the_unsharded_standings() {
 fn out_writes_the_html_report_unless_told_not_to() {
     let t = TempDir::new("report");
     let with = t.path("with");
-    let o = run(&["tournament", "tournaments/tictactoe.toml", "--out", &with]);
+    let o = run(&[
+        "tournament",
+        "tournaments/tictactoe.toml",
+        "--out",
+        &with,
+        "--title",
+        "Week 3 <ladder>",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let html = std::fs::read_to_string(Path::new(&with).join("report.html")).expect("report.html");
+    let report = Path::new(&with).join("report.html");
+    let html = std::fs::read_to_string(&report).expect("report.html");
     assert!(
         html.contains("<html") && html.contains("optimal"),
         "{}",
         &html[..200.min(html.len())]
     );
     assert!(stdout(&o).contains("report.html"));
+    // The title and the settings, from the run folder: `referee report`
+    // alone shows them again.
+    let settings = |html: &str| {
+        for want in [
+            "<title>referee report: Week 3 &lt;ladder&gt;</title>",
+            "[\"Format\",\"round-robin\"]",
+            "[\"Games per pairing\",\"200\"]",
+            "[\"Seed\",\"1\"]",
+            "[\"Openings\",\"1 random ply\"]",
+            "\"bot\":\"optimal\",\"description\":\"perfect play",
+        ] {
+            assert!(html.contains(want), "{want}");
+        }
+    };
+    settings(&html);
+    std::fs::remove_file(&report).unwrap();
+    let o = run(&["report", &with]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    settings(&std::fs::read_to_string(&report).unwrap());
+    // A title given to `report` is kept for the next one.
+    assert!(run(&["report", &with, "--title", "Final"]).status.success());
+    assert!(run(&["report", &with]).status.success());
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("<title>referee report: Final</title>"));
     let without = t.path("without");
     let o = run(&[
         "tournament",

@@ -1,0 +1,471 @@
+//! Feedback a student can act on: one Markdown page per graded bot (the
+//! verdict, the rubric's points, the first failing game with the command
+//! that replays it and a better move, the forfeit with its stderr tail,
+//! move times, and the command that reproduces the grading), and the same
+//! page in Gradescope's `results.json`.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::{format_points, format_us};
+use crate::grade::GradeReport;
+
+/// An inline code span holding `text` whatever backticks it contains
+/// (bot-controlled text such as a line it sent).
+fn code(text: &str) -> String {
+    let longest = longest_run(text, '`');
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') || text.is_empty() {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// A fenced code block holding `text` (stderr, a command).
+fn block(text: &str) -> String {
+    let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
+    format!("{fence}text\n{}\n{fence}\n", text.trim_end())
+}
+
+fn longest_run(text: &str, c: char) -> usize {
+    let (mut best, mut run) = (0, 0);
+    for ch in text.chars() {
+        run = if ch == c { run + 1 } else { 0 };
+        best = best.max(run);
+    }
+    best
+}
+
+/// Text for a Markdown table cell: one line, pipes escaped.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// The verdict in one line: `PASS: 90 / 100 points`.
+pub fn verdict_line(r: &GradeReport) -> String {
+    format!(
+        "{}: {} / {} points",
+        if r.passed { "PASS" } else { "FAIL" },
+        format_points(r.points),
+        format_points(r.max_points)
+    )
+}
+
+/// The feedback page for one graded bot, in Markdown.
+pub fn feedback_markdown(r: &GradeReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}: {}\n", cell(&r.rubric_title), cell(&r.bot));
+    let _ = writeln!(out, "**{}**\n", verdict_line(r));
+    let _ = writeln!(
+        out,
+        "Requirement ({}): {}: **{}**.\n",
+        r.game,
+        r.requirement,
+        if r.passed { "met" } else { "not met" }
+    );
+    if let Some(stop) = &r.stopped {
+        let _ = writeln!(out, "Grading stopped early: {stop}.\n");
+    }
+    out.push_str("| | |\n|---|---|\n");
+    if r.positions_checked > 0 {
+        let _ = writeln!(out, "| positions checked | {} |", r.positions_checked);
+    }
+    if r.games > 0 {
+        let _ = writeln!(
+            out,
+            "| games | {} (won-drawn-lost {}) |",
+            r.games,
+            r.wdl.text()
+        );
+    }
+    let _ = writeln!(out, "| forfeits | {} |", r.forfeits);
+    for s in &r.scores {
+        let _ = writeln!(
+            out,
+            "| score against {} | {:.1} % over {} games{} |",
+            cell(&s.opponent),
+            s.score_pct,
+            s.games,
+            if s.threshold_pct > 0.0 {
+                format!(" (needed {:.1} %)", s.threshold_pct)
+            } else {
+                String::new()
+            }
+        );
+    }
+    if let Some(t) = &r.timing {
+        let _ = writeln!(
+            out,
+            "| move time | median {}, slowest {} over {} moves |",
+            format_us(t.median_us as f64),
+            format_us(t.max_us as f64),
+            t.moves
+        );
+    }
+    if let Some(a) = r.accuracy {
+        let _ = writeln!(
+            out,
+            "| moves that kept a won position winning | {:.1} % |",
+            100.0 * a
+        );
+    }
+    out.push('\n');
+
+    out.push_str("## Rubric\n\n| | item | points | measured |\n|---|---|---:|---|\n");
+    for i in &r.rubric {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} / {} | {} |",
+            if i.passed { "✅" } else { "❌" },
+            cell(&i.name),
+            format_points(i.points),
+            format_points(i.max_points),
+            cell(&i.detail)
+        );
+    }
+    out.push('\n');
+
+    if let Some(f) = r.failures.first() {
+        out.push_str("## First failing game\n\n");
+        let _ = writeln!(
+            out,
+            "Your bot played player {}. {}.\n",
+            f.seat,
+            capitalized(&f.reason)
+        );
+        if !f.moves.is_empty() {
+            let _ = writeln!(out, "Moves: {}\n", code(&f.moves.join(" ")));
+        }
+        let _ = writeln!(out, "Position before the move: {}\n", code(&f.position));
+        if let Some(m) = &f.bot_move {
+            let _ = write!(out, "Your bot's move: {}", code(m));
+            match &f.missed {
+                Some(b) => {
+                    let _ = writeln!(out, "; a move that keeps the result: {}.\n", code(b));
+                }
+                None => out.push_str(".\n\n"),
+            }
+        } else if let Some(b) = &f.missed {
+            let _ = writeln!(out, "A move that keeps the result: {}.\n", code(b));
+        }
+        if !f.replay.is_empty() {
+            let _ = writeln!(out, "Replay it:\n\n{}", block(&f.replay));
+        }
+        if r.failures.len() > 1 {
+            let _ = writeln!(out, "({} more failing games.)\n", r.failures.len() - 1);
+        }
+    }
+
+    if let Some(g) = &r.first_forfeit {
+        let f = &g.forfeit;
+        out.push_str("## Forfeit\n\n");
+        let _ = writeln!(
+            out,
+            "Your bot forfeited a game against {} as player {} at move {}: **{}**: {}.\n",
+            cell(&g.opponent),
+            g.seat,
+            f.move_number,
+            f.reason,
+            f.detail.trim_end_matches('.')
+        );
+        if let Some(line) = &f.line {
+            let _ = writeln!(out, "It sent: {}\n", code(line));
+        }
+        if f.time_us > 0 {
+            let _ = writeln!(out, "Time taken: {}.\n", format_us(f.time_us as f64));
+        }
+        if let Some(st) = &f.exit_status {
+            let _ = writeln!(out, "Exit: {st}.\n");
+        }
+        let _ = writeln!(
+            out,
+            "Position it was asked to move in: {}\n",
+            code(&f.position)
+        );
+        if !f.stderr_tail.trim().is_empty() {
+            let _ = writeln!(
+                out,
+                "The last lines it wrote to stderr:\n\n{}",
+                block(&f.stderr_tail)
+            );
+        } else {
+            out.push_str("It wrote nothing to stderr.\n\n");
+        }
+        if !g.replay.is_empty() && !g.moves.is_empty() {
+            let _ = writeln!(out, "The moves before it:\n\n{}", block(&g.replay));
+        }
+    }
+
+    if let Some(c) = &r.check {
+        out.push_str("## referee check\n\n");
+        if c.failed.is_empty() {
+            let _ = writeln!(out, "All {} checks passed.\n", c.passed);
+        } else {
+            let _ = writeln!(out, "{} passed, {} failed:\n", c.passed, c.failed.len());
+            for f in &c.failed {
+                let _ = writeln!(out, "- {}", cell(f));
+            }
+            out.push('\n');
+        }
+    }
+
+    if !r.note.is_empty() {
+        let _ = writeln!(out, "Note: {}\n", r.note);
+    }
+    if !r.reproduce.is_empty() {
+        out.push_str("## Reproduce\n\n");
+        if r.reproduce.ends_with(" .") {
+            out.push_str("From your submission folder, with referee installed:\n\n");
+        } else {
+            out.push_str("With referee installed:\n\n");
+        }
+        out.push_str(&block(&r.reproduce));
+        out.push_str(
+            "\nThe same seed plays the same games against the same opponents \
+             (your bot's own choices aside).\n",
+        );
+    }
+    out
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// One test of Gradescope's `results.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct GradescopeTest {
+    /// The rubric item.
+    pub name: String,
+    /// Points given.
+    pub score: f64,
+    /// Points it is worth.
+    pub max_score: f64,
+    /// `passed` or `failed`.
+    pub status: &'static str,
+    /// What was measured.
+    pub output: String,
+    /// Who sees it: `visible`, `hidden`, `after_due_date` or
+    /// `after_published`.
+    pub visibility: String,
+}
+
+/// One leaderboard column of Gradescope's `results.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct LeaderboardEntry {
+    /// The column.
+    pub name: String,
+    /// The student's value.
+    pub value: serde_json::Value,
+    /// `asc` when smaller is better (Gradescope sorts descending otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<&'static str>,
+}
+
+/// Gradescope's autograder `results.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct GradescopeResults {
+    /// The total score.
+    pub score: f64,
+    /// The total possible (for people and tools reading the file; Gradescope
+    /// takes the assignment's own).
+    pub max_score: f64,
+    /// Seconds the grading took.
+    pub execution_time: u64,
+    /// The feedback page.
+    pub output: String,
+    /// `md`: the output is Markdown.
+    pub output_format: &'static str,
+    /// The format of each test's output.
+    pub test_output_format: &'static str,
+    /// One test per rubric item.
+    pub tests: Vec<GradescopeTest>,
+    /// Leaderboard values, when there are any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub leaderboard: Vec<LeaderboardEntry>,
+}
+
+/// The leaderboard columns grading alone gives: points and the score
+/// against each opponent.
+pub fn grading_leaderboard(r: &GradeReport) -> Vec<LeaderboardEntry> {
+    let mut out = vec![LeaderboardEntry {
+        name: "points".into(),
+        value: serde_json::json!(r.points),
+        order: None,
+    }];
+    for s in &r.scores {
+        out.push(LeaderboardEntry {
+            name: format!("% vs {}", s.opponent),
+            value: serde_json::json!((s.score_pct * 10.0).round() / 10.0),
+            order: None,
+        });
+    }
+    if let Some(t) = &r.timing {
+        out.push(LeaderboardEntry {
+            name: "median move ms".into(),
+            value: serde_json::json!((t.median_us as f64 / 100.0).round() / 10.0),
+            order: Some("asc"),
+        });
+    }
+    out
+}
+
+/// `results.json` for a graded bot: one test per rubric item, the
+/// feedback page as its output.
+pub fn gradescope_results(
+    r: &GradeReport,
+    leaderboard: Vec<LeaderboardEntry>,
+) -> GradescopeResults {
+    GradescopeResults {
+        score: r.points,
+        max_score: r.max_points,
+        execution_time: r.elapsed_s.round() as u64,
+        output: feedback_markdown(r),
+        output_format: "md",
+        test_output_format: "text",
+        tests: r
+            .rubric
+            .iter()
+            .map(|item| GradescopeTest {
+                name: item.name.clone(),
+                score: item.points,
+                max_score: item.max_points,
+                status: if item.passed { "passed" } else { "failed" },
+                output: item.detail.clone(),
+                visibility: item.visibility.clone(),
+            })
+            .collect(),
+        leaderboard,
+    }
+}
+
+/// `results.json` for a submission that could not be graded: no points,
+/// every item failed with the reason, so the student sees what to fix.
+pub fn gradescope_error(
+    error: &str,
+    items: &[(String, f64, String)],
+    elapsed_s: f64,
+) -> GradescopeResults {
+    let output = format!(
+        "# Not graded\n\nYour submission could not be graded:\n\n{}\nFix this and submit again.\n",
+        block(error)
+    );
+    GradescopeResults {
+        score: 0.0,
+        max_score: items.iter().map(|i| i.1).sum(),
+        execution_time: elapsed_s.round() as u64,
+        output,
+        output_format: "md",
+        test_output_format: "text",
+        tests: items
+            .iter()
+            .map(|(name, max, visibility)| GradescopeTest {
+                name: name.clone(),
+                score: 0.0,
+                max_score: *max,
+                status: "failed",
+                output: format!("not graded: {error}"),
+                visibility: visibility.clone(),
+            })
+            .collect(),
+        leaderboard: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::rubric::ItemScore;
+    use crate::grade::{ForfeitedGame, Timing};
+    use crate::record::{Forfeit, ForfeitReason};
+
+    fn report() -> GradeReport {
+        let mut f = Forfeit::new(ForfeitReason::Crash, "the bot exited");
+        f.move_number = 1;
+        f.stderr_tail = "Traceback (most recent call last):\n  File \"bot.py\", line 3\n    def f(:\n          ^\nSyntaxError: invalid syntax\n".into();
+        f.exit_status = Some("exit status 1".into());
+        f.line = Some("``` odd".into());
+        GradeReport {
+            game: "notakto".into(),
+            bot: "alice".into(),
+            requirement: "win every game as player 1".into(),
+            games: 10,
+            forfeits: 10,
+            rubric_title: "Notakto AI".into(),
+            rubric: vec![ItemScore {
+                name: "never forfeits | ever".into(),
+                points: 0.0,
+                max_points: 10.0,
+                passed: false,
+                detail: "10 forfeits".into(),
+                visibility: "after_due_date".into(),
+            }],
+            points: 0.0,
+            max_points: 10.0,
+            timing: Some(Timing {
+                moves: 3,
+                median_us: 1500,
+                max_us: 2_000_000,
+            }),
+            first_forfeit: Some(ForfeitedGame {
+                opponent: "optimal".into(),
+                seat: 1,
+                moves: vec![],
+                replay: String::new(),
+                forfeit: f,
+            }),
+            reproduce: "referee grade notakto --boards=3 --games=10 --seed=1 --time-ms=1000 ."
+                .into(),
+            ..GradeReport::default()
+        }
+    }
+
+    #[test]
+    fn feedback_shows_the_traceback_and_how_to_reproduce() {
+        let md = feedback_markdown(&report());
+        assert!(md.contains("**FAIL: 0 / 10 points**"), "{md}");
+        assert!(md.contains("SyntaxError: invalid syntax"), "{md}");
+        assert!(md.contains("Exit: exit status 1."), "{md}");
+        assert!(md.contains("never forfeits \\| ever"), "{md}");
+        assert!(md.contains("From your submission folder"), "{md}");
+        assert!(
+            md.contains("median 1.5 ms, slowest 2.00 s over 3 moves"),
+            "{md}"
+        );
+        // A line with backticks cannot break out of its code span.
+        assert!(
+            md.contains("````` ``` odd `````") || md.contains("```` ``` odd ````"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn results_json_has_gradescopes_fields() {
+        let r = report();
+        let json = serde_json::to_value(gradescope_results(&r, grading_leaderboard(&r))).unwrap();
+        assert_eq!(json["score"], 0.0);
+        assert_eq!(json["output_format"], "md");
+        let t = &json["tests"][0];
+        assert_eq!(t["max_score"], 10.0);
+        assert_eq!(t["status"], "failed");
+        assert_eq!(t["visibility"], "after_due_date");
+        assert_eq!(json["leaderboard"][0]["name"], "points");
+        assert_eq!(json["leaderboard"][1]["order"], "asc");
+        let e = serde_json::to_value(gradescope_error(
+            "no bot.py",
+            &[("wins".into(), 50.0, "visible".into())],
+            0.2,
+        ))
+        .unwrap();
+        assert_eq!(e["tests"][0]["status"], "failed");
+        assert_eq!(e["max_score"], 50.0);
+        assert!(e["output"].as_str().unwrap().contains("no bot.py"));
+    }
+}

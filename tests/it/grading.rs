@@ -1,0 +1,338 @@
+//! Grading a course end to end: rubrics, Gradescope results, feedback, the
+//! timeout breaker, and a class run that survives broken submissions.
+
+use std::path::Path;
+
+use crate::common::{root, run, stderr, stdout};
+
+const GOOD_NOTAKTO: &str = "tests/fixtures/grade/notakto_bot.py";
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}: {text}", path.display()))
+}
+
+fn write(path: &Path, text: &str) {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+const RUBRIC: &str = r#"title = "Tic-tac-toe AI"
+[[items]]
+check = "passes"
+points = 60
+[[items]]
+check = "no-forfeits"
+points = 10
+visibility = "after_due_date"
+[[items]]
+check = "score-vs"
+opponent = "random"
+min_pct = 90
+points = 20
+[[items]]
+check = "median-move-ms"
+max = 500
+points = 10
+"#;
+
+#[test]
+fn a_syntax_error_shows_its_traceback_in_feedback_and_gradescope() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sub = tmp.path().join("submission");
+    write(&sub.join("bot.py"), "import sys\n\ndef move(:\n    pass\n");
+    let rubric = tmp.path().join("rubric.toml");
+    write(&rubric, RUBRIC);
+    let results = tmp.path().join("results/results.json");
+    let feedback = tmp.path().join("feedback.md");
+    let out = run(&[
+        "grade",
+        "tictactoe",
+        sub.to_str().unwrap(),
+        "--games",
+        "2",
+        "--rubric",
+        rubric.to_str().unwrap(),
+        "--gradescope",
+        results.to_str().unwrap(),
+        "--feedback",
+        feedback.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // The text report shows the traceback and how to reproduce.
+    let text = stdout(&out);
+    assert!(text.contains("SyntaxError"), "{text}");
+    assert!(text.contains("0 / 100 points"), "{text}");
+    let md = std::fs::read_to_string(&feedback).unwrap();
+    assert!(md.contains("SyntaxError"), "{md}");
+    assert!(md.contains("def move(:"), "{md}");
+    // Graded as a folder: the command is run from the student's folder.
+    assert!(
+        md.contains("referee grade tictactoe --games 2 --seed 1 --time-ms 1000 ."),
+        "{md}"
+    );
+    let r = read_json(&results);
+    assert_eq!(r["score"], 0.0);
+    assert_eq!(r["max_score"], 100.0);
+    assert!(r["output"].as_str().unwrap().contains("SyntaxError"));
+    let tests = r["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 4);
+    assert!(tests.iter().all(|t| t["status"] == "failed"), "{r}");
+    assert_eq!(tests[1]["visibility"], "after_due_date");
+    assert_eq!(tests[0]["visibility"], "visible");
+    assert_eq!(tests[2]["max_score"], 20.0);
+}
+
+#[test]
+fn a_passing_bot_gets_its_points_item_by_item() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rubric = tmp.path().join("rubric.toml");
+    write(&rubric, RUBRIC);
+    let results = tmp.path().join("results.json");
+    let out = run(&[
+        "grade",
+        "tictactoe",
+        "optimal",
+        "--games",
+        "3",
+        "--rubric",
+        rubric.to_str().unwrap(),
+        "--gradescope",
+        results.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["points"], 100.0);
+    assert_eq!(report["rubric"].as_array().unwrap().len(), 4);
+    // Its games against random were played for the rubric.
+    assert_eq!(report["scores"][0]["opponent"], "random");
+    let r = read_json(&results);
+    assert_eq!(r["score"], 100.0);
+    assert!(r["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["status"] == "passed"));
+    assert_eq!(r["leaderboard"][0]["name"], "points");
+}
+
+#[test]
+fn a_bad_rubric_is_a_file_line_error_and_a_mismatched_one_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rubric = tmp.path().join("bad.toml");
+    write(
+        &rubric,
+        "[[items]]\ncheck = \"passes\"\npoints = 10\nbonus = 3\n",
+    );
+    let out = run(&[
+        "grade",
+        "tictactoe",
+        "optimal",
+        "--rubric",
+        rubric.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("bad.toml:4:"), "{err}");
+    assert!(err.contains("bonus"), "{err}");
+    // The bundled assignment rubric fixes its settings.
+    let out = run(&[
+        "grade",
+        "notakto",
+        "optimal",
+        "--time-ms",
+        "500",
+        "--rubric",
+        "rubrics/notakto-assignment.toml",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("it is for 1000 ms per move: add --time-ms 1000"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_bot_that_keeps_timing_out_is_stopped_after_k_games() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bot = tmp.path().join("hang.py");
+    write(
+        &bot,
+        "import sys, time\nfor line in sys.stdin:\n    if line.startswith('turn'):\n        time.sleep(30)\n",
+    );
+    let command = format!("python3 {}", bot.display());
+    let out = run(&[
+        "grade",
+        "tictactoe",
+        &command,
+        "--games",
+        "5",
+        "--jobs",
+        "1",
+        "--time-ms",
+        "200",
+        "--startup-ms",
+        "100",
+        "--max-timeouts",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // Every scheduled game has its result: 2 played, 8 not played.
+    assert_eq!(r["games"], 10);
+    assert_eq!(r["forfeits"], 10);
+    let stopped = r["stopped"].as_str().unwrap();
+    assert!(
+        stopped.contains("timed out on 2 games in a row"),
+        "{stopped}"
+    );
+    assert!(stopped.contains("its 8 remaining games"), "{stopped}");
+    let failures = r["failures"].as_array().unwrap();
+    let unplayed = failures
+        .iter()
+        .filter(|f| f["reason"].as_str().unwrap().contains("not played"))
+        .count();
+    assert_eq!(unplayed, 8, "{r}");
+}
+
+#[test]
+fn grade_all_checks_out_before_the_first_game() {
+    let tmp = tempfile::tempdir().unwrap();
+    let class = tmp.path().join("class");
+    write(
+        &class.join("alice/bot.py"),
+        &std::fs::read_to_string(root().join(GOOD_NOTAKTO)).unwrap(),
+    );
+    // A file where the output folder should be.
+    let blocker = tmp.path().join("out");
+    write(&blocker, "not a folder");
+    let out = run(&[
+        "grade-all",
+        "notakto",
+        class.to_str().unwrap(),
+        "--out",
+        blocker.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("--out"), "{err}");
+    assert!(!err.contains("graded alice"), "{err}");
+}
+
+#[test]
+fn grade_all_writes_feedback_gradescope_and_lms_files_for_every_student() {
+    let tmp = tempfile::tempdir().unwrap();
+    let class = tmp.path().join("class");
+    let good = std::fs::read_to_string(root().join(GOOD_NOTAKTO)).unwrap();
+    write(&class.join("alice/bot.py"), &good);
+    write(&class.join("bob/bot.py"), "def f(:\n");
+    std::fs::create_dir_all(class.join("carol")).unwrap();
+    write(&class.join("dave/bot.py"), "");
+    let rubric = root().join("rubrics/notakto-assignment.toml");
+    let out_dir = tmp.path().join("grades");
+    let res = run(&[
+        "grade-all",
+        "notakto",
+        "--boards",
+        "3",
+        "--seat",
+        "1",
+        "--time-ms",
+        "1000",
+        "--games",
+        "2",
+        "--rubric",
+        rubric.to_str().unwrap(),
+        class.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(res.status.code(), Some(0), "{}", stderr(&res));
+    // Class progress: done of total and failures so far.
+    let err = stderr(&res);
+    assert!(err.contains("/4 done"), "{err}");
+    assert!(err.contains("elapsed"), "{err}");
+    let book = read_json(&out_dir.join("gradebook.json"));
+    let rows = book.as_array().unwrap();
+    let row = |name: &str| rows.iter().find(|r| r["student"] == name).unwrap();
+    assert_eq!(row("alice")["points"], 25.0);
+    assert_eq!(row("bob")["verdict"], "fail");
+    assert!(
+        row("bob")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("SyntaxError"),
+        "{book}"
+    );
+    assert_eq!(row("carol")["verdict"], "error");
+    assert!(row("carol")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("no bot.toml"));
+    assert_eq!(row("dave")["points"], 0.0);
+    // The LMS file: a column per rubric item.
+    let lms = std::fs::read_to_string(out_dir.join("grades.csv")).unwrap();
+    let mut lines = lms.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with("student,total,wins every game"), "{lms}");
+    assert_eq!(lines.next().unwrap(), "alice,25,25,0,0");
+    assert_eq!(lms.lines().count(), 5);
+    // Feedback and results.json for every student, the broken ones too.
+    for s in ["alice", "bob", "carol", "dave"] {
+        let md = std::fs::read_to_string(out_dir.join(format!("feedback/{s}.md"))).unwrap();
+        let r = read_json(&out_dir.join(format!("gradescope/{s}/results.json")));
+        assert_eq!(r["max_score"], 25.0, "{s}: {r}");
+        assert!(!md.is_empty());
+    }
+    let carol = read_json(&out_dir.join("gradescope/carol/results.json"));
+    assert_eq!(carol["score"], 0.0);
+    assert!(carol["output"].as_str().unwrap().contains("no bot.toml"));
+    let alice = std::fs::read_to_string(out_dir.join("feedback/alice.md")).unwrap();
+    assert!(alice.contains("PASS: 25 / 25 points"), "{alice}");
+}
+
+#[test]
+fn gradescope_run_autograder_grades_a_fake_tree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ag = tmp.path();
+    write(
+        &ag.join("submission/bot.py"),
+        &std::fs::read_to_string(root().join(GOOD_NOTAKTO)).unwrap(),
+    );
+    std::fs::create_dir_all(ag.join("source")).unwrap();
+    let status = std::process::Command::new("bash")
+        .arg(root().join("gradescope/run_autograder"))
+        .env("AUTOGRADER_ROOT", ag)
+        .env("REFEREE", env!("CARGO_BIN_EXE_referee"))
+        .env("RUBRIC", root().join("rubrics/notakto-assignment.toml"))
+        .env("GAMES", "2")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("bash runs");
+    assert!(status.status.success(), "{}", stderr(&status));
+    let r = read_json(&ag.join("results/results.json"));
+    assert_eq!(r["score"], 25.0, "{r}");
+    assert_eq!(r["tests"][0]["status"], "passed");
+    assert!(ag.join("results/feedback.md").is_file());
+    // A submission without a bot: 0 points and the reason, not an empty
+    // result.
+    std::fs::remove_file(ag.join("submission/bot.py")).unwrap();
+    let status = std::process::Command::new("bash")
+        .arg(root().join("gradescope/run_autograder"))
+        .env("AUTOGRADER_ROOT", ag)
+        .env("REFEREE", env!("CARGO_BIN_EXE_referee"))
+        .env("RUBRIC", root().join("rubrics/notakto-assignment.toml"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("bash runs");
+    assert!(status.status.success());
+    let r = read_json(&ag.join("results/results.json"));
+    assert_eq!(r["score"], 0.0);
+    assert!(r["output"].as_str().unwrap().contains("no bot.toml"), "{r}");
+}
