@@ -491,6 +491,7 @@ pub fn run<G: BuiltinBots>(
         distinct: tally.distinct.count(),
         distinct_capped: tally.distinct.capped(),
         names: names.to_vec(),
+        swiss: None,
     };
     let report = MatchReport {
         names,

@@ -98,4 +98,5 @@ pub mod seed;
 mod series;
 pub mod standings;
 pub mod stats;
+pub mod swiss;
 pub mod tournament;

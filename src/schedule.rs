@@ -34,7 +34,7 @@ pub enum Format {
 }
 
 /// Tag mixed into opening seeds so they never equal a game seed.
-const OPENING_TAG: u64 = 0x6f70_656e_696e_6773;
+pub(crate) const OPENING_TAG: u64 = 0x6f70_656e_696e_6773;
 
 /// The whole schedule of a tournament.
 #[derive(Clone, Debug, PartialEq, Eq)]

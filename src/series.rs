@@ -2,6 +2,12 @@
 //! an optional run folder ([`crate::journal`]) and counted **in id order**.
 //! Tournaments and matches are both series; this is the one loop they run.
 //!
+//! The games come from [`Games`]: a fixed [`Schedule`], or a schedule that
+//! grows as games are counted (a Swiss tournament pairs round *r + 1* when
+//! the last game of round *r* is counted). A game not yet known makes the
+//! workers wait; since counting is in id order, what becomes known is a
+//! function of the games alone, like everything else counted.
+//!
 //! Games finish in any order, but a [`Tally`] sees them in id order: a
 //! finished game waits until every game before it has finished (or was
 //! read from the run folder). Whatever is computed as games are counted,
@@ -28,7 +34,7 @@ use crate::openings::Openings;
 use crate::output::Observer;
 use crate::record::GameRecord;
 use crate::runner::{run_games_with, Entrant, Feed, Next, RunConfig};
-use crate::schedule::Schedule;
+use crate::schedule::{Pairing, Schedule};
 use crate::tournament::report::fingerprint_record;
 use crate::tournament::RunOptions;
 
@@ -38,12 +44,26 @@ use crate::tournament::RunOptions;
 /// game takes far longer than thousands of others.
 pub(crate) const WINDOW: u64 = 1 << 14;
 
+/// The games of a series, by id.
+pub(crate) trait Games: Sync {
+    /// Game `id`, or `None` while it is not decided yet: it depends on
+    /// games not yet counted (a Swiss round not yet paired). Once decided,
+    /// a game never changes.
+    fn pairing(&self, id: u64) -> Option<Pairing>;
+}
+
+impl Games for Schedule {
+    fn pairing(&self, id: u64) -> Option<Pairing> {
+        Some(Schedule::pairing(self, id))
+    }
+}
+
 /// What a series plays.
 pub(crate) struct Series<'a> {
     /// The bots; schedule indices refer to this list.
     pub(crate) entrants: &'a [Entrant],
-    /// The schedule the games come from.
-    pub(crate) schedule: &'a Schedule,
+    /// Where the games come from.
+    pub(crate) schedule: &'a dyn Games,
     /// The ids played (the whole schedule, or a shard of it).
     pub(crate) ids: Range<u64>,
     /// Settings every game shares.
@@ -102,7 +122,15 @@ fn check_record(s: &Series, r: &GameRecord) -> anyhow::Result<()> {
             s.ids.end
         );
     }
-    let p = s.schedule.pairing(r.id);
+    // In a run folder, every game of a round comes before the first game
+    // of the next round (which is paired only once they are all counted).
+    let Some(p) = s.schedule.pairing(r.id) else {
+        bail!(
+            "game {} comes before the games its pairing depends on (a Swiss round that is not \
+             finished)",
+            r.id
+        );
+    };
     let names = p.players.map(|i| s.entrants[i].name.as_str());
     if r.players[0] != names[0] || r.players[1] != names[1] || r.seed != p.seed {
         bail!(
@@ -340,7 +368,7 @@ impl<'t> Sequencer<'t> {
 /// The games of a series still to play, generated in id order as workers
 /// ask: never a list of them, whatever their number.
 struct ScheduleFeed<'a> {
-    schedule: &'a Schedule,
+    schedule: &'a dyn Games,
     /// The next id to consider.
     cursor: Mutex<u64>,
     end: u64,
@@ -365,8 +393,12 @@ impl Feed for ScheduleFeed<'_> {
         if id >= self.counted.load(Ordering::Acquire).saturating_add(WINDOW) {
             return Next::Wait;
         }
+        // Not decided yet: it will be once the games before it are counted.
+        let Some(p) = self.schedule.pairing(id) else {
+            return Next::Wait;
+        };
         *cursor = id + 1;
-        Next::Play(self.schedule.pairing(id))
+        Next::Play(p)
     }
 
     fn remaining(&self) -> u64 {

@@ -266,16 +266,23 @@ impl Standings {
 /// [`Standings::ranked`].
 fn rank_order(a: &Wdl, b: &Wdl) -> std::cmp::Ordering {
     let (ga, gb) = (a.games(), b.games());
-    // Score = (2W + D) / 2G: compare (2Wa + Da)·Gb with (2Wb + Db)·Ga in
-    // u128 (no rounding, no overflow). No games sorts last.
+    score_order(a, b)
+        .then(gb.cmp(&ga))
+        .then(b.wins.cmp(&a.wins))
+}
+
+/// Score order, highest first: points per game compared exactly, as
+/// (2W + D) / 2G cross-multiplied in u128 (no rounding, no overflow). No
+/// games sorts last.
+pub(crate) fn score_order(a: &Wdl, b: &Wdl) -> std::cmp::Ordering {
+    let (ga, gb) = (a.games(), b.games());
     let half = |w: &Wdl| 2 * w.wins as u128 + w.draws as u128;
-    let score = match (ga, gb) {
+    match (ga, gb) {
         (0, 0) => std::cmp::Ordering::Equal,
         (0, _) => std::cmp::Ordering::Greater,
         (_, 0) => std::cmp::Ordering::Less,
         _ => (half(b) * ga as u128).cmp(&(half(a) * gb as u128)),
-    };
-    score.then(gb.cmp(&ga)).then(b.wins.cmp(&a.wins))
+    }
 }
 
 #[cfg(test)]

@@ -17,8 +17,15 @@ pub(crate) fn standings_csv(summary: &Summary) -> String {
     for r in ForfeitReason::ALL {
         let _ = write!(out, ",{r}");
     }
-    out.push_str(",avg_move_us\n");
-    for (i, b) in summary.standings.ranked().iter().enumerate() {
+    out.push_str(",avg_move_us");
+    // A Swiss tournament's tiebreak and byes, as the last columns.
+    let swiss = summary.swiss.is_some();
+    if swiss {
+        out.push_str(",buchholz,byes");
+    }
+    out.push('\n');
+    for (i, row) in summary.ranked().iter().enumerate() {
+        let b = row.bot;
         // f64's own text for an unbounded end: `inf` / `-inf`, which CSV
         // readers (spreadsheets, pandas, Python's float) take as numbers.
         let elo = elo_trinomial(&b.total);
@@ -41,7 +48,11 @@ pub(crate) fn standings_csv(summary: &Summary) -> String {
         for r in ForfeitReason::ALL {
             let _ = write!(out, ",{}", b.forfeits.get(&r).copied().unwrap_or(0));
         }
-        let _ = writeln!(out, ",{:.1}", b.avg_move_us());
+        let _ = write!(out, ",{:.1}", b.avg_move_us());
+        if let (Some(buchholz), Some(byes)) = (row.buchholz, row.byes) {
+            let _ = write!(out, ",{buchholz:.4},{byes}");
+        }
+        out.push('\n');
     }
     out
 }
@@ -49,29 +60,34 @@ pub(crate) fn standings_csv(summary: &Summary) -> String {
 /// The tables printed at the end of a run.
 pub fn standings_tables(summary: &Summary) -> String {
     let s = &summary.standings;
-    let ranked = s.ranked();
+    let rows = summary.ranked();
+    let ranked: Vec<_> = rows.iter().map(|r| r.bot).collect();
+    let swiss = summary.swiss.is_some();
     let mut lead = Table::new();
-    lead.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
-        "rank",
-        "bot",
-        "games",
-        "points",
-        "score",
-        "W-D-L",
-        "Elo (95%)",
-        "forfeits",
-    ]);
-    for (i, b) in ranked.iter().enumerate() {
-        lead.add_row(vec![
+    let mut header = vec!["rank", "bot", "games", "points", "score"];
+    if swiss {
+        header.push("Buchholz");
+    }
+    header.extend(["W-D-L", "Elo (95%)", "forfeits"]);
+    lead.load_preset(UTF8_FULL_CONDENSED).set_header(header);
+    for (i, row) in rows.iter().enumerate() {
+        let b = row.bot;
+        let mut cells = vec![
             (i + 1).to_string(),
             b.name.clone(),
             b.total.games().to_string(),
             format!("{}", b.total.points()),
             format!("{:.1}%", 100.0 * b.total.score()),
+        ];
+        if let Some(buchholz) = row.buchholz {
+            cells.push(format!("{buchholz:.2}"));
+        }
+        cells.extend([
             b.total.text(),
             elo_trinomial(&b.total).to_string(),
             b.forfeit_count().to_string(),
         ]);
+        lead.add_row(cells);
     }
 
     let mut cross = Table::new();
@@ -117,8 +133,16 @@ pub fn standings_tables(summary: &Summary) -> String {
         .iter()
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
+    let format = match &summary.swiss {
+        Some(sw) => format!(
+            ", Swiss system: {} of {} rounds, ties broken by Buchholz",
+            sw.paired.len(),
+            sw.rounds
+        ),
+        None => String::new(),
+    };
     format!(
-        "Leaderboard ({} games of {}, seed {})\n{lead}\n\nCrosstable (row's W-D-L against column)\n{cross}\n\n\
+        "Leaderboard ({} games of {}, seed {}{format})\n{lead}\n\nCrosstable (row's W-D-L against column)\n{cross}\n\n\
          How games ended (forfeits are the ones the bot committed; {})\n{ends}\n\n\
          Distinct games up to board symmetry: {} of {}\n",
         s.games,

@@ -17,6 +17,7 @@ use crate::openings::Openings;
 use crate::runner::{Entrant, RunConfig};
 
 use crate::schedule::{Format, Schedule};
+use crate::swiss::{Seeding, Swiss};
 
 /// A configuration error, already worded as `file:line:column: key: what`.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +39,10 @@ struct RawConfig {
     challengers: Vec<Spanned<String>>,
     #[serde(default)]
     games_per_pairing: Option<Spanned<i64>>,
+    #[serde(default)]
+    rounds: Option<Spanned<i64>>,
+    #[serde(default)]
+    seeding: Option<Spanned<String>>,
     #[serde(default)]
     random_plies: Option<Spanned<i64>>,
     #[serde(default)]
@@ -113,6 +118,199 @@ struct BotEntry {
     sandbox_read: Option<Vec<PathBuf>>,
 }
 
+/// Who plays whom.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// A fixed schedule: a round-robin or a gauntlet.
+    Fixed {
+        /// Which.
+        format: Format,
+        /// Its games.
+        schedule: Schedule,
+    },
+    /// A Swiss tournament: rounds paired as the results come in.
+    Swiss(Swiss),
+}
+
+impl Plan {
+    fn fixed(bots: usize, format: Format, games_per_pairing: u64, seed: u64) -> Plan {
+        Plan::Fixed {
+            schedule: Schedule::new(bots, format.clone(), games_per_pairing, seed),
+            format,
+        }
+    }
+
+    /// The format's name, as in tournament files.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Plan::Fixed {
+                format: Format::RoundRobin,
+                ..
+            } => "round-robin",
+            Plan::Fixed {
+                format: Format::Gauntlet(_),
+                ..
+            } => "gauntlet",
+            Plan::Swiss(_) => "swiss",
+        }
+    }
+
+    /// A round-robin of `bots` bots: every bot plays every other bot
+    /// `games_per_pairing` games (even: seats alternate).
+    pub fn round_robin(bots: usize, games_per_pairing: u64, seed: u64) -> Result<Plan, String> {
+        check_shape(bots, games_per_pairing)?;
+        let pairs = (bots * (bots - 1) / 2) as u64;
+        check_total(pairs, games_per_pairing)?;
+        Ok(Plan::fixed(
+            bots,
+            Format::RoundRobin,
+            games_per_pairing,
+            seed,
+        ))
+    }
+
+    /// A gauntlet: the `challengers` (bot indices) each play every other
+    /// bot.
+    pub fn gauntlet(
+        bots: usize,
+        challengers: Vec<usize>,
+        games_per_pairing: u64,
+        seed: u64,
+    ) -> Result<Plan, String> {
+        check_shape(bots, games_per_pairing)?;
+        let mut seen = challengers.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() != challengers.len() || seen.iter().any(|&c| c >= bots) {
+            return Err(format!(
+                "challengers must be distinct bot indices below {bots}, got {challengers:?}"
+            ));
+        }
+        if challengers.is_empty() || challengers.len() == bots {
+            return Err(
+                "a gauntlet needs at least one challenger and at least one other bot".into(),
+            );
+        }
+        check_total(
+            (challengers.len() * (bots - challengers.len())) as u64,
+            games_per_pairing,
+        )?;
+        Ok(Plan::fixed(
+            bots,
+            Format::Gauntlet(challengers),
+            games_per_pairing,
+            seed,
+        ))
+    }
+
+    /// A Swiss tournament of `bots` bots: `rounds` rounds (`None`: the
+    /// default, ⌈log2(bots)⌉ + 2), each pairing playing `games_per_pairing`
+    /// games (docs/tournaments.md, "Swiss system").
+    pub fn swiss(
+        bots: usize,
+        rounds: Option<u64>,
+        games_per_pairing: u64,
+        seed: u64,
+        seeding: Seeding,
+    ) -> Result<Plan, String> {
+        check_shape(bots, games_per_pairing)?;
+        let given = rounds.map(|r| i64::try_from(r).unwrap_or(i64::MAX));
+        let rounds = Swiss::check_rounds(bots, given).map_err(|e| format!("rounds: {e}"))?;
+        check_total((bots / 2) as u64 * rounds, games_per_pairing)?;
+        Ok(Plan::Swiss(Swiss {
+            bots,
+            rounds,
+            games_per_pairing,
+            seed,
+            seeding,
+        }))
+    }
+
+    /// Whether the plan fits `bots` bots: every index it uses is below.
+    pub(crate) fn fits(&self, bots: usize) -> bool {
+        match self {
+            Plan::Fixed { schedule: s, .. } => s.pairs.iter().flatten().all(|&i| i < bots),
+            Plan::Swiss(s) => s.bots == bots,
+        }
+    }
+
+    /// The tournament seed.
+    pub fn seed(&self) -> u64 {
+        match self {
+            Plan::Fixed { schedule: s, .. } => s.seed,
+            Plan::Swiss(s) => s.seed,
+        }
+    }
+
+    /// Games in the whole tournament.
+    pub fn total(&self) -> u64 {
+        match self {
+            Plan::Fixed { schedule: s, .. } => s.total(),
+            Plan::Swiss(s) => s.total(),
+        }
+    }
+
+    /// Games each pairing plays.
+    pub fn games_per_pairing(&self) -> u64 {
+        match self {
+            Plan::Fixed { schedule: s, .. } => s.games_per_pairing,
+            Plan::Swiss(s) => s.games_per_pairing,
+        }
+    }
+}
+
+/// What the report shows about a tournament of `plan` between `entrants`
+/// (`run.json`): the format, its settings and the bots.
+pub(crate) fn run_settings<G: BuiltinBots>(
+    entrants: &[Entrant],
+    plan: &Plan,
+    names: &[String],
+    cfg: &RunConfig,
+) -> RunSettings {
+    let mut s = RunSettings::new::<G>(plan.name(), &cfg.options);
+    if let Plan::Fixed {
+        format: Format::Gauntlet(c),
+        ..
+    } = plan
+    {
+        s.challengers = c.iter().filter_map(|&i| names.get(i).cloned()).collect();
+    }
+    s.games_per_pairing = Some(plan.games_per_pairing());
+    s.time_ms = Some(cfg.time.move_ms);
+    s.startup_ms = Some(cfg.time.startup_ms);
+    s.random_plies = Some(cfg.random_plies as u64);
+    s.seed = Some(plan.seed());
+    s.bots = entrants
+        .iter()
+        .map(|e| BotAbout::of::<G>(&e.name, &e.spec))
+        .collect();
+    s
+}
+
+/// Checks what every plan needs: two bots, an even number of games.
+fn check_shape(bots: usize, games_per_pairing: u64) -> Result<(), String> {
+    if bots < 2 {
+        return Err(format!("a tournament needs at least 2 bots, got {bots}"));
+    }
+    if games_per_pairing < 2 || !games_per_pairing.is_multiple_of(2) {
+        return Err(format!(
+            "games_per_pairing must be even and at least 2 (each opening is played twice, seats \
+             swapped), got {games_per_pairing}"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that every game can be numbered.
+fn check_total(pairs: u64, games_per_pairing: u64) -> Result<(), String> {
+    match pairs.checked_mul(games_per_pairing) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "{pairs} pairings of {games_per_pairing} games is more games than can be numbered"
+        )),
+    }
+}
+
 /// A tournament file checked for everything that does not depend on the
 /// game's bots: keys, values, names, the schedule's shape.
 #[derive(Clone, Debug)]
@@ -125,10 +323,8 @@ pub struct TournamentFile {
     pub game: GameKind,
     /// Game options (`boards`).
     pub options: GameOptions,
-    /// The format (`round-robin` or a gauntlet with its challengers).
-    pub format: Format,
-    /// The schedule's shape and seed.
-    pub schedule: Schedule,
+    /// Who plays whom: the schedule's shape and seed.
+    pub plan: Plan,
     /// Random plies shared by both games of a pair.
     pub random_plies: usize,
     /// Time control for external bots.
@@ -167,29 +363,11 @@ impl Tournament {
     /// title `title`, or the file's.
     pub(crate) fn settings<G: BuiltinBots>(&self, title: Option<String>) -> RunSettings {
         let f = &self.file;
-        let mut s = RunSettings::new::<G>(
-            match f.format {
-                Format::RoundRobin => "round-robin",
-                Format::Gauntlet(_) => "gauntlet",
-            },
-            &f.options,
-        );
+        let mut s = run_settings::<G>(&self.entrants, &f.plan, &f.names, &self.run_config());
         s.title = title.or_else(|| f.title.clone());
-        if let Format::Gauntlet(c) = &f.format {
-            s.challengers = c.iter().map(|&i| f.names[i].clone()).collect();
-        }
-        s.games_per_pairing = Some(f.schedule.games_per_pairing);
-        s.time_ms = Some(f.time.move_ms);
         s.startup_ms = Some(f.time.startup_ms);
         s.openings = f.openings.as_ref().map(|o| o.file_name());
         s.shuffle_openings = f.openings.as_ref().is_some_and(|o| o.shuffled());
-        s.random_plies = Some(f.random_plies as u64);
-        s.seed = Some(f.schedule.seed);
-        s.bots = self
-            .entrants
-            .iter()
-            .map(|e| BotAbout::of::<G>(&e.name, &e.spec))
-            .collect();
         s
     }
 
@@ -421,17 +599,32 @@ impl TournamentFile {
             .format
             .as_ref()
             .map_or("round-robin", |f| f.get_ref().as_str());
-        let format = match format_name {
-            "round-robin" => {
-                if let Some(c) = raw.challengers.first() {
-                    return Err(at(
-                        c.span().start,
-                        "challengers",
-                        "only a gauntlet has challengers",
-                    ));
-                }
-                Format::RoundRobin
+        if format_name != "gauntlet" {
+            if let Some(c) = raw.challengers.first() {
+                return Err(at(
+                    c.span().start,
+                    "challengers",
+                    "only a gauntlet has challengers",
+                ));
             }
+        }
+        if format_name != "swiss" {
+            let swiss_only = [
+                ("rounds", raw.rounds.as_ref().map(|s| s.span().start)),
+                ("seeding", raw.seeding.as_ref().map(|s| s.span().start)),
+            ];
+            if let Some((k, Some(pos))) = swiss_only.iter().find(|(_, p)| p.is_some()) {
+                return Err(at(
+                    *pos,
+                    k,
+                    "only a Swiss tournament (format = \"swiss\") takes this key",
+                ));
+            }
+        }
+        // `None`: a Swiss tournament, checked below.
+        let format = match format_name {
+            "round-robin" => Some(Format::RoundRobin),
+            "swiss" => None,
             "gauntlet" => {
                 let mut idx = Vec::new();
                 for c in &raw.challengers {
@@ -461,14 +654,16 @@ impl TournamentFile {
                         "a gauntlet needs at least one challenger and at least one other bot",
                     ));
                 }
-                Format::Gauntlet(idx)
+                Some(Format::Gauntlet(idx))
             }
             other => {
                 let s = raw.format.as_ref().map_or(0, |f| f.span().start);
                 return Err(at(
                     s,
                     "format",
-                    &format!("unknown format '{other}' (expected \"round-robin\" or \"gauntlet\")"),
+                    &format!(
+                        "unknown format '{other}' (expected \"round-robin\", \"gauntlet\" or \"swiss\")"
+                    ),
                 ));
             }
         };
@@ -508,14 +703,36 @@ impl TournamentFile {
             }
             _ => None,
         };
-        let pairs = match &format {
-            Format::RoundRobin => names.len() * (names.len() - 1) / 2,
-            Format::Gauntlet(c) => c.len() * (names.len() - c.len()),
+        let rounds = if format.is_none() {
+            let given = raw.rounds.as_ref().map(|r| *r.get_ref());
+            Swiss::check_rounds(names.len(), given).map_err(|e| {
+                let pos = raw.rounds.as_ref().map_or(0, |r| r.span().start);
+                at(pos, "rounds", &e)
+            })?
+        } else {
+            1
         };
-        if (pairs as u64)
-            .checked_mul(games_per_pairing as u64)
-            .is_none()
+        let seeding = match raw
+            .seeding
+            .as_ref()
+            .map(|s| (s.get_ref().as_str(), s.span().start))
         {
+            None | Some(("shuffle", _)) => Seeding::Shuffle,
+            Some(("file", _)) => Seeding::File,
+            Some((other, pos)) => {
+                return Err(at(
+                    pos,
+                    "seeding",
+                    &format!("unknown seeding '{other}' (expected \"shuffle\" or \"file\")"),
+                ))
+            }
+        };
+        let pairs = match &format {
+            None => (names.len() / 2) as u64 * rounds,
+            Some(Format::RoundRobin) => (names.len() * (names.len() - 1) / 2) as u64,
+            Some(Format::Gauntlet(c)) => (c.len() * (names.len() - c.len())) as u64,
+        };
+        if pairs.checked_mul(games_per_pairing as u64).is_none() {
             let s = raw.games_per_pairing.as_ref().map_or(0, |s| s.span().start);
             return Err(at(
                 s,
@@ -523,14 +740,22 @@ impl TournamentFile {
                 &format!("{pairs} pairings of {games_per_pairing} games is more games than can be numbered"),
             ));
         }
-        let schedule = Schedule::new(names.len(), format.clone(), games_per_pairing as u64, seed);
+        let plan = match format {
+            None => Plan::Swiss(Swiss {
+                bots: names.len(),
+                rounds,
+                games_per_pairing: games_per_pairing as u64,
+                seed,
+                seeding,
+            }),
+            Some(format) => Plan::fixed(names.len(), format, games_per_pairing as u64, seed),
+        };
         Ok(TournamentFile {
             path: path.to_path_buf(),
             text,
             game,
             options,
-            format,
-            schedule,
+            plan,
             random_plies,
             time: TimeControl {
                 move_ms: time_ms,
@@ -550,10 +775,7 @@ impl TournamentFile {
         let mut t: toml::Table = toml::from_str(&self.text).unwrap_or_default();
         // The title decides no game: a resumed run may change it.
         t.remove("title");
-        t.insert(
-            "seed".into(),
-            toml::Value::Integer(self.schedule.seed as i64),
-        );
+        t.insert("seed".into(), toml::Value::Integer(self.plan.seed() as i64));
         if let Some(o) = &self.openings {
             t.insert("openings_sha256".into(), o.sha256().into());
         }
@@ -640,7 +862,7 @@ mod tests {
         let f = parse(GOOD).unwrap();
         assert_eq!(f.game, GameKind::TicTacToe);
         assert_eq!(f.names, vec!["r", "g"]);
-        assert_eq!(f.schedule.total(), 4);
+        assert_eq!(f.plan.total(), 4);
         let t = f.resolve::<TicTacToe>().unwrap();
         assert_eq!(t.entrants.len(), 2);
         assert!(!t.has_external());
@@ -702,7 +924,7 @@ mod tests {
         let e = parse(&g).unwrap_err().0;
         assert!(e.contains("no bot is named 'zz'"), "{e}");
         let g = format!("format = \"gauntlet\"\nchallengers = [\"r\"]\n{GOOD}");
-        assert_eq!(parse(&g).unwrap().schedule.total(), 4);
+        assert_eq!(parse(&g).unwrap().plan.total(), 4);
     }
 
     #[test]
@@ -720,7 +942,7 @@ mod tests {
         let copy = toml::to_string(&f.canonical()).unwrap();
         let c = TournamentFile::parse_copy(&tmp.path().join("out/tournament.toml"), copy).unwrap();
         assert!(c.openings.is_none());
-        assert_eq!(c.schedule, f.schedule);
+        assert_eq!(c.plan, f.plan);
 
         std::fs::write(tmp.path().join("s.txt"), "4\n4 4\n").unwrap();
         let e = with("").unwrap_err().0;
@@ -737,5 +959,86 @@ mod tests {
             .unwrap_err()
             .0;
         assert!(e.starts_with("t.toml:1:19: openings_sha256:"), "{e}");
+    }
+
+    #[test]
+    fn swiss_takes_rounds_and_seeding_and_checks_them() {
+        let four = format!(
+            "{GOOD}[[bots]]\nname = \"o\"\nbuiltin = \"optimal\"\n\
+             [[bots]]\nname = \"o2\"\nbuiltin = \"optimal\"\n"
+        );
+        let f = parse(&format!(
+            "format = \"swiss\"\nrounds = 3\nseeding = \"file\"\n{four}"
+        ))
+        .unwrap();
+        let Plan::Swiss(s) = &f.plan else {
+            panic!("a Swiss plan: {:?}", f.plan)
+        };
+        assert_eq!((s.bots, s.rounds, s.seeding), (4, 3, Seeding::File));
+        // 2 pairs a round, 4 games a pairing, 3 rounds.
+        assert_eq!(f.plan.total(), 24);
+        // Defaults: ceil(log2 4) + 2 = 4 rounds, capped at 3 (4 bots);
+        // the file order shuffled.
+        let f = parse(&format!("format = \"swiss\"\n{four}")).unwrap();
+        let Plan::Swiss(s) = &f.plan else { panic!() };
+        assert_eq!((s.rounds, s.seeding), (3, Seeding::Shuffle));
+
+        let e = parse(&format!("format = \"swiss\"\nrounds = 4\n{four}"))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("t.toml:2:10: rounds: must be between 1 and 3, got 4"),
+            "{e}"
+        );
+        let e = parse(&format!("format = \"swiss\"\nrounds = 0\n{four}"))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("t.toml:2:10: rounds: must be at least 1"),
+            "{e}"
+        );
+        let e = parse(&format!("format = \"swiss\"\nseeding = \"elo\"\n{four}"))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("t.toml:2:11: seeding: unknown seeding 'elo'"),
+            "{e}"
+        );
+        let e = parse(&format!("rounds = 2\n{four}")).unwrap_err().0;
+        assert!(e.starts_with("t.toml:1:10: rounds: only a Swiss"), "{e}");
+        let e = parse(&format!("format = \"swis\"\n{four}")).unwrap_err().0;
+        assert!(e.contains("\"swiss\""), "{e}");
+        let e = parse(&format!(
+            "format = \"swiss\"\nchallengers = [\"r\"]\n{four}"
+        ))
+        .unwrap_err()
+        .0;
+        assert!(e.contains("only a gauntlet has challengers"), "{e}");
+        // The run folder's copy reads back as the same plan.
+        let f = parse(&format!("format = \"swiss\"\nrounds = 2\n{four}")).unwrap();
+        let copy = toml::to_string(&f.canonical()).unwrap();
+        let c = TournamentFile::parse_copy(Path::new("out/tournament.toml"), copy).unwrap();
+        assert_eq!(c.plan, f.plan);
+    }
+
+    #[test]
+    fn plans_made_in_code_are_checked() {
+        assert_eq!(Plan::round_robin(3, 4, 1).unwrap().total(), 12);
+        assert!(Plan::round_robin(1, 4, 1)
+            .unwrap_err()
+            .contains("at least 2 bots"));
+        assert!(Plan::round_robin(3, 3, 1).unwrap_err().contains("even"));
+        assert_eq!(Plan::gauntlet(4, vec![0], 2, 1).unwrap().total(), 6);
+        assert!(Plan::gauntlet(4, vec![0, 0], 2, 1).is_err());
+        assert!(Plan::gauntlet(4, vec![4], 2, 1).is_err());
+        assert!(Plan::gauntlet(2, vec![0, 1], 2, 1).is_err());
+        let p = Plan::swiss(9, None, 2, 1, Seeding::Shuffle).unwrap();
+        // ceil(log2 9) + 2 = 6 rounds of 4 pairings of 2 games.
+        assert_eq!((p.total(), p.games_per_pairing(), p.seed()), (48, 2, 1));
+        assert!(p.fits(9) && !p.fits(8));
+        assert!(Plan::swiss(9, Some(10), 2, 1, Seeding::File)
+            .unwrap_err()
+            .starts_with("rounds: must be between 1 and 9"));
+        assert!(Plan::round_robin(3, 2, 1).unwrap().fits(3));
     }
 }

@@ -9,8 +9,9 @@ use serde_json::{json, Value};
 
 use crate::game::Game;
 use crate::record::{ForfeitReason, GameRecord};
-use crate::standings::Standings;
+use crate::standings::{score_order, BotStats, Standings};
 use crate::stats::{elo_trinomial, Elo};
+use crate::swiss::Round;
 
 /// A 64-bit fingerprint of a game up to board symmetry: the smallest hash
 /// over the images of its move list under every symmetry. Symmetric games
@@ -107,6 +108,41 @@ pub struct Summary {
     pub distinct_capped: bool,
     /// Bot names in file order (so bots with no games are listed too).
     pub names: Vec<String>,
+    /// A Swiss tournament's rounds (`None` for a round-robin or gauntlet).
+    pub swiss: Option<SwissSummary>,
+}
+
+/// What a Swiss tournament adds to its summary: its rounds, from which
+/// the Buchholz tiebreak is computed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwissSummary {
+    /// Rounds planned.
+    pub rounds: u64,
+    /// Games each pairing plays.
+    pub games_per_pairing: u64,
+    /// The rounds paired, in order; bot indices refer to
+    /// [`Summary::names`]. The last may be unfinished when the run was
+    /// interrupted.
+    pub paired: Vec<Round>,
+}
+
+/// One line of the leaderboard.
+#[derive(Clone, Debug)]
+pub struct Ranked<'a> {
+    /// The bot's totals.
+    pub bot: &'a BotStats,
+    /// Swiss only: the sum of the scores (points per game, 0 to 1) of the
+    /// opponents the bot was paired with, one per pairing, plus its own
+    /// score for each bye.
+    pub buchholz: Option<f64>,
+    /// Swiss only: rounds in which the bot sat out.
+    pub byes: Option<u64>,
+}
+
+/// Buchholz compared to 9 decimals: a sum of floats that is mathematically
+/// tied must compare equal whatever the order of its terms.
+fn buchholz_key(b: Option<f64>) -> i64 {
+    b.map_or(0, |b| (b * 1e9).round() as i64)
 }
 
 /// Counts distinct games up to symmetry while games arrive, up to
@@ -166,7 +202,69 @@ impl Summary {
             distinct: distinct.count(),
             distinct_capped: distinct.capped(),
             names: names.to_vec(),
+            swiss: None,
         }
+    }
+
+    /// The leaderboard, best first: [`Standings::ranked`]'s order (score,
+    /// then games, wins and name); in a Swiss tournament, bots with the
+    /// same score are ordered by Buchholz first (higher is better: the
+    /// same score against stronger opposition), then as before.
+    pub fn ranked(&self) -> Vec<Ranked<'_>> {
+        let ranked = self.standings.ranked();
+        let Some(sw) = &self.swiss else {
+            return ranked
+                .into_iter()
+                .map(|bot| Ranked {
+                    bot,
+                    buchholz: None,
+                    byes: None,
+                })
+                .collect();
+        };
+        let score = |i: usize| {
+            self.names
+                .get(i)
+                .and_then(|n| self.standings.bots.get(n))
+                .map_or(0.0, |b| b.total.score())
+        };
+        let mut buchholz = vec![0.0f64; self.names.len()];
+        let mut byes = vec![0u64; self.names.len()];
+        for round in &sw.paired {
+            for &[a, b] in &round.pairs {
+                if a < buchholz.len() && b < buchholz.len() {
+                    buchholz[a] += score(b);
+                    buchholz[b] += score(a);
+                }
+            }
+            if let Some(x) = round.bye.filter(|&x| x < buchholz.len()) {
+                buchholz[x] += score(x);
+                byes[x] += 1;
+            }
+        }
+        let index: std::collections::HashMap<&str, usize> = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i))
+            .collect();
+        let mut rows: Vec<Ranked> = ranked
+            .into_iter()
+            .map(|bot| {
+                let i = index.get(bot.name.as_str()).copied();
+                Ranked {
+                    bot,
+                    buchholz: Some(i.map_or(0.0, |i| buchholz[i])),
+                    byes: Some(i.map_or(0, |i| byes[i])),
+                }
+            })
+            .collect();
+        // Stable: within equal score and Buchholz, the order above stays.
+        rows.sort_by(|x, y| {
+            score_order(&x.bot.total, &y.bot.total)
+                .then(buchholz_key(y.buchholz).cmp(&buchholz_key(x.buchholz)))
+        });
+        rows
     }
 
     /// The standings as JSON (`standings.json`, `--json`). Timing fields are
@@ -174,11 +272,12 @@ impl Summary {
     /// of the games.
     pub fn to_json(&self) -> Value {
         let s = &self.standings;
-        let bots: Vec<Value> = s
+        let bots: Vec<Value> = self
             .ranked()
             .iter()
             .enumerate()
-            .map(|(i, b)| {
+            .map(|(i, row)| {
+                let b = row.bot;
                 let elo = elo_trinomial(&b.total);
                 let forfeits: serde_json::Map<String, Value> = ForfeitReason::ALL
                     .iter()
@@ -189,7 +288,7 @@ impl Summary {
                         )
                     })
                     .collect();
-                json!({
+                let mut v = json!({
                     "rank": i + 1,
                     "name": b.name,
                     "games": b.total.games(),
@@ -206,7 +305,12 @@ impl Summary {
                     "forfeits": forfeits,
                     "avg_move_us": b.avg_move_us(),
                     "max_move_us": b.max_move_us,
-                })
+                });
+                if let (Some(buchholz), Some(byes)) = (row.buchholz, row.byes) {
+                    v["buchholz"] = json!((buchholz * 1e6).round() / 1e6);
+                    v["byes"] = json!(byes);
+                }
+                v
             })
             .collect();
         let crosstable: serde_json::Map<String, Value> = s
@@ -218,7 +322,7 @@ impl Summary {
                 (a.clone(), Value::Object(r))
             })
             .collect();
-        json!({
+        let mut out = json!({
             "game": self.game,
             "seed": self.seed,
             "scheduled": self.scheduled,
@@ -228,7 +332,31 @@ impl Summary {
             "terminations": s.terminations,
             "bots": bots,
             "crosstable": crosstable,
-        })
+        });
+        if let Some(sw) = &self.swiss {
+            let name = |i: usize| self.names.get(i).cloned().unwrap_or_default();
+            let rounds: Vec<Value> = sw
+                .paired
+                .iter()
+                .enumerate()
+                .map(|(r, round)| {
+                    let pairs: Vec<[String; 2]> = round.pairs.iter().map(|p| p.map(name)).collect();
+                    json!({
+                        "round": r + 1,
+                        "pairs": pairs,
+                        "bye": round.bye.map(name),
+                        "rematches": round.rematches,
+                    })
+                })
+                .collect();
+            out["format"] = json!("swiss");
+            out["swiss"] = json!({
+                "rounds": sw.rounds,
+                "games_per_pairing": sw.games_per_pairing,
+                "paired": rounds,
+            });
+        }
+        out
     }
 }
 

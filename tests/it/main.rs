@@ -13,4 +13,5 @@ mod play_notakto;
 mod report;
 mod reuse;
 mod sandbox;
+mod swiss;
 mod tournament;

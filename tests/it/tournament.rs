@@ -71,6 +71,7 @@ fn every_bundled_tournament_runs_to_the_end() {
         "notakto",
         "uttt",
         "uttt-functions",
+        "swiss",
     ] {
         let out = tmp.path(name);
         let file = format!("tournaments/{name}.toml");
