@@ -8,7 +8,10 @@ use clap::Args;
 
 use super::{GameArgs, TimeArgs};
 use referee::game::Seat;
-use referee::grade::class::{grade_class, write_gradebook, ClassOutput, GradedSoFar};
+use referee::grade::class::{
+    class_students, grade_class, write_gradebook, ClassOutput, GradedSoFar,
+};
+use referee::grade::league::{self, LeagueConfig};
 use referee::grade::rubric::Rubric;
 use referee::grade::{grade, GradeConfig, GradeMode, Thresholds};
 use referee::output::feedback::{
@@ -246,6 +249,29 @@ pub struct GradeAllArgs {
     /// first game.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// After grading, play a class tournament between the students' bots
+    /// and the built-ins: standings, OUT/tournament/report.html, and each
+    /// student's rank, score and Elo in their results.json leaderboard.
+    #[arg(long)]
+    tournament: bool,
+    /// Games per pairing of the class tournament (even).
+    #[arg(long, default_value_t = 2, requires = "tournament")]
+    tournament_games: u64,
+    /// Play the class tournament as a Swiss system of R rounds (default
+    /// ceil(log2 bots) + 2) instead of a round-robin: for a large class.
+    #[arg(long, value_name = "R", num_args = 0..=1, default_missing_value = "0", requires = "tournament")]
+    swiss: Option<u64>,
+    /// The built-in bots that play in the class tournament.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "random,greedy,optimal",
+        requires = "tournament"
+    )]
+    builtins: Vec<String>,
+    /// The class tournament report's title.
+    #[arg(long, requires = "tournament")]
+    title: Option<String>,
 }
 
 /// Runs `grade-all`: one row per student; a broken submission never stops it.
@@ -262,6 +288,17 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
+    let league = args.tournament.then(|| LeagueConfig {
+        games_per_pairing: args.tournament_games,
+        swiss: args.swiss.map(|r| (r > 0).then_some(r)),
+        builtins: args.builtins.clone(),
+        title: args.title.clone(),
+    });
+    if let Some(l) = &league {
+        // Before any game: the built-ins exist and the plan fits the class.
+        let students = class_students(&args.dir, &out)?;
+        league::check(args.opts.game.game, students.len(), &cfg, l)?;
+    }
     let progress = Progress::new(false);
     let class_out = ClassOutput {
         dir: out.clone(),
@@ -305,6 +342,38 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
             rows.len()
         );
         return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
+    }
+    if let Some(l) = &league {
+        let students = class_students(&args.dir, &out)?;
+        let dir = out.join("tournament");
+        let played =
+            league::class_tournament(args.opts.game.game, &students, &cfg, l, &dir, &progress)?;
+        for (s, why) in &played.left_out {
+            super::tell(&format!("class tournament: {s} left out: {why}"));
+        }
+        if let Some(sig) = referee::interrupt::interrupted() {
+            eprintln!(
+                "referee: interrupted by {}: the class tournament's games so far are in {}; \
+                 run the same command again to continue it",
+                referee::interrupt::signal_name(sig),
+                dir.display()
+            );
+            return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
+        }
+        league::add_to_gradescope(&out, &played.rows)?;
+        std::fs::write(
+            out.join("leaderboard.json"),
+            serde_json::to_string_pretty(&played.rows)? + "\n",
+        )?;
+        print!(
+            "{}",
+            referee::output::standings::standings_tables(&played.run.summary)
+        );
+        println!(
+            "class tournament: {} (report: {})",
+            out.join("leaderboard.json").display(),
+            dir.join("report.html").display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -102,6 +102,21 @@ pub(crate) fn student_folders(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(students)
 }
 
+/// The student folders of class folder `dir`, sorted, without the
+/// output's own folders when the output `out` is inside it (the default).
+pub fn class_students(dir: &Path, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let own: Vec<PathBuf> = ["feedback", "gradescope", "tournament"]
+        .iter()
+        .map(|d| out.join(d))
+        .chain([out.to_path_buf()])
+        .filter_map(|d| d.canonicalize().ok())
+        .collect();
+    Ok(student_folders(dir)?
+        .into_iter()
+        .filter(|s| s.canonicalize().map_or(true, |c| !own.contains(&c)))
+        .collect())
+}
+
 /// Checks that `dir` can hold the class's outputs: created if missing,
 /// and a file can be written in it. Run before the first student is
 /// graded, so that an unwritable folder costs nothing.
@@ -127,18 +142,7 @@ pub fn grade_class(
 ) -> anyhow::Result<Vec<GradebookRow>> {
     super::check_rubric(kind, cfg)?;
     check_out_dir(&out.dir)?;
-    // The output's own folders are not students, when it is written
-    // inside the class folder (the default).
-    let own: Vec<PathBuf> = ["feedback", "gradescope"]
-        .iter()
-        .map(|d| out.dir.join(d))
-        .chain([out.dir.clone()])
-        .filter_map(|d| d.canonicalize().ok())
-        .collect();
-    let students: Vec<PathBuf> = student_folders(dir)?
-        .into_iter()
-        .filter(|s| s.canonicalize().map_or(true, |c| !own.contains(&c)))
-        .collect();
+    let students = class_students(dir, &out.dir)?;
     for sub in ["feedback", "gradescope"] {
         let d = out.dir.join(sub);
         std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;

@@ -16,6 +16,7 @@
 mod breaker;
 pub mod class;
 pub mod exhaustive;
+pub mod league;
 pub mod rubric;
 
 use std::collections::HashSet;

@@ -336,3 +336,67 @@ fn gradescope_run_autograder_grades_a_fake_tree() {
     assert_eq!(r["score"], 0.0);
     assert!(r["output"].as_str().unwrap().contains("no bot.toml"), "{r}");
 }
+
+#[test]
+fn grade_all_tournament_ranks_the_class_and_feeds_the_leaderboard() {
+    let tmp = tempfile::tempdir().unwrap();
+    let class = tmp.path().join("class");
+    let heuristic = std::fs::read_to_string(root().join("bots/python/heuristic_ttt.py")).unwrap();
+    let random = std::fs::read_to_string(root().join("bots/python/random_bot.py")).unwrap();
+    write(&class.join("alice/bot.py"), &heuristic);
+    write(&class.join("bob/bot.py"), &random);
+    write(&class.join("carol/bot.py"), "def f(:\n");
+    std::fs::create_dir_all(class.join("dave")).unwrap();
+    let out_dir = tmp.path().join("out");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "grade-all",
+            "tictactoe",
+            "--games",
+            "1",
+            "--jobs",
+            "2",
+            class.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--tournament",
+            "--builtins",
+            "optimal,random",
+        ];
+        a.extend_from_slice(extra);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    // A Swiss system that cannot fit is refused before any game.
+    let bad: Vec<String> = args(&["--swiss", "9"]);
+    let res = run(&bad.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(res.status.code(), Some(2));
+    assert!(
+        stderr(&res).contains("class tournament"),
+        "{}",
+        stderr(&res)
+    );
+    assert!(!out_dir.join("gradebook.json").exists());
+
+    let good = args(&["--tournament-games", "2"]);
+    let res = run(&good.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(res.status.code(), Some(0), "{}", stderr(&res));
+    // Dave has no bot: graded as an error, left out of the tournament.
+    let board = read_json(&out_dir.join("leaderboard.json"));
+    let rows = board.as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(rows.len(), 5, "{board}");
+    assert!(!names.contains(&"dave"));
+    // 5 bots, round-robin, 2 games per pairing: 8 games each.
+    assert!(rows.iter().all(|r| r["games"] == 8), "{board}");
+    // The bot that cannot start is last; optimal never loses.
+    assert_eq!(names[4], "carol", "{board}");
+    let optimal = rows.iter().position(|r| r["name"] == "optimal").unwrap();
+    let alice = rows.iter().position(|r| r["name"] == "alice").unwrap();
+    let bob = rows.iter().position(|r| r["name"] == "bob").unwrap();
+    assert!(optimal < bob && alice < bob, "{board}");
+    let r = read_json(&out_dir.join("gradescope/alice/results.json"));
+    assert_eq!(r["leaderboard"][0]["name"], "rank");
+    assert_eq!(r["leaderboard"][0]["value"], alice + 1);
+    assert!(out_dir.join("tournament/report.html").is_file());
+    assert!(out_dir.join("tournament/standings.json").is_file());
+}
