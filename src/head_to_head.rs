@@ -423,13 +423,22 @@ fn settings<G: BuiltinBots>(
     s
 }
 
-/// Checks a match's number of games: even (games come in pairs) and at
-/// least 2. Any larger number is fine: a match streams its games.
+/// The most games a match plays.
+pub const MAX_GAMES: u64 = 1 << 40;
+
+/// Checks a match's number of games: even (games come in pairs), at least
+/// 2 and at most [`MAX_GAMES`] (a match streams its games, so memory does
+/// not grow with the count).
 pub fn check_games(games: u64) -> anyhow::Result<()> {
     if games == 0 || !games.is_multiple_of(2) {
         bail!(
             "--games must be a positive even number (games come in pairs, seats swapped), got {games}"
         );
+    }
+    // The same bound as a tournament's games_per_pairing: far beyond any
+    // run, and game ids stay well inside every integer they pass through.
+    if games > MAX_GAMES {
+        bail!("--games must be at most {MAX_GAMES} (2^40), got {games}");
     }
     Ok(())
 }
@@ -528,6 +537,15 @@ mod tests {
     use crate::bot::{BotSpec, BuiltinSpec, TimeControl};
     use crate::game::{GameOptions, TicTacToe};
     use crate::output::Silent;
+
+    #[test]
+    fn game_counts_are_even_and_bounded() {
+        assert!(check_games(2).is_ok() && check_games(MAX_GAMES).is_ok());
+        for bad in [0, 3, MAX_GAMES + 2, u64::MAX - 1] {
+            let e = check_games(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--games must be"), "{e}");
+        }
+    }
 
     fn entrants(a: &str, b: &str) -> [Entrant; 2] {
         [a, b].map(|n| Entrant {

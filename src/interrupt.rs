@@ -62,12 +62,14 @@ pub fn install(tell: fn(&str)) -> std::io::Result<()> {
                     process::kill_all();
                     std::process::exit(i32::from(exit_code(sig)));
                 }
+                // Marked first: telling may fail (a closed stderr) and must
+                // not keep the run from stopping.
+                interrupt(sig);
                 tell(&format!(
                     "{} received: stopping the bots; games already finished are kept \
                      (again to quit at once)",
                     signal_name(sig)
                 ));
-                interrupt(sig);
             }
         })?;
     Ok(())

@@ -687,7 +687,7 @@ impl RunSettings {
         RunSettings {
             format: format.to_string(),
             game: G::KIND.name().to_string(),
-            boards: (G::KIND == crate::game::GameKind::Notakto).then_some(options.boards),
+            boards: G::KIND.boards(options),
             created: Some(utc_text(std::time::SystemTime::now())),
             referee_version: Some(env!("CARGO_PKG_VERSION").to_string()),
             ..RunSettings::default()

@@ -133,6 +133,27 @@ pub enum Command<G> {
     Error(String),
 }
 
+/// `name NAME`: the line a network client may send first, to play under a
+/// name of its choice (client to server; docs/network.md).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NameLine(pub String);
+
+impl fmt::Display for NameLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "name {}", self.0)
+    }
+}
+
+impl NameLine {
+    /// The name a `name NAME` line declares (unchecked), or `None` for any
+    /// other line.
+    pub fn parse(line: &str) -> Option<NameLine> {
+        line.trim()
+            .strip_prefix("name ")
+            .map(|n| NameLine(n.trim().to_string()))
+    }
+}
+
 impl<G: fmt::Display> fmt::Display for Command<G> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -475,6 +496,12 @@ mod tests {
             "error server full"
         );
         assert_eq!(FORFEIT_REPLY, "forfeit");
+        assert_eq!(NameLine("alice".into()).to_string(), "name alice");
+        assert_eq!(
+            NameLine::parse("name  alice \n"),
+            Some(NameLine("alice".into()))
+        );
+        assert_eq!(NameLine::parse("turn X........"), None);
     }
 
     #[test]

@@ -384,8 +384,9 @@ pub fn readable(spec: &ExternalSpec, extra: &[PathBuf]) -> Vec<PathBuf> {
             dirs.push(named.unwrap_or_else(|| cwd.clone()));
         }
     }
-    // The program and the installation it belongs to, and every folder on
-    // its PATH (with its installation: pyenv's shims need pyenv).
+    // Every folder on the bot's PATH (the folder alone: `~/.cargo/bin` on
+    // PATH must not open `~/.cargo`), and the program with the
+    // installation it belongs to (pyenv's shims need pyenv).
     let path_var = spec
         .env
         .get("PATH")
@@ -396,7 +397,6 @@ pub fn readable(spec: &ExternalSpec, extra: &[PathBuf]) -> Vec<PathBuf> {
     for d in &path_dirs {
         if d.is_absolute() && d.is_dir() {
             dirs.push(d.clone());
-            dirs.push(installation(d));
         }
     }
     if let Some(program) = spec.command.first() {
@@ -734,6 +734,25 @@ mod tests {
         assert!(r.iter().any(|d| d == Path::new("/usr")), "{r:?}");
         // Neither the home folder nor the root of everything.
         assert!(!r.iter().any(|d| d == Path::new("/")), "{r:?}");
+    }
+
+    #[test]
+    fn a_folder_on_path_opens_itself_not_its_parent() {
+        // `~/.cargo/bin` on PATH must not open `~/.cargo` (credentials).
+        let home = tempfile::tempdir().unwrap();
+        let bin = home.path().join(".cargo/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(home.path().join(".cargo/credentials.toml"), "secret").unwrap();
+        let mut spec = ExternalSpec::from_command_line("sh -c true").unwrap();
+        spec.cwd = Some(std::env::temp_dir());
+        spec.env
+            .insert("PATH".into(), format!("{}:/usr/bin:/bin", bin.display()));
+        let r = readable(&spec, &[]);
+        let bin = bin.canonicalize().unwrap();
+        assert!(r.contains(&bin), "{r:?}");
+        assert!(!r.iter().any(|d| bin.starts_with(d) && d != &bin), "{r:?}");
+        // The program's own installation is still open (here /usr).
+        assert!(r.iter().any(|d| d == Path::new("/usr")), "{r:?}");
     }
 
     #[test]

@@ -33,6 +33,10 @@ pub struct CheckConsoleArgs {
     /// Run the program in the sandbox (docs/sandbox.md): `on` or `best-effort`.
     #[arg(long, num_args = 0..=1, default_missing_value = "on", value_name = "MODE")]
     sandbox: Option<referee::bot::manifest::SandboxMode>,
+    /// With --sandbox: a folder the program may read besides its own and
+    /// its interpreter's (repeatable).
+    #[arg(long, value_name = "DIR", requires = "sandbox")]
+    sandbox_read: Vec<std::path::PathBuf>,
 }
 
 /// Runs the check: exit 0 only when every transcript matches.
@@ -54,7 +58,7 @@ pub fn run(args: CheckConsoleArgs) -> anyhow::Result<ExitCode> {
         super::tell(&format!("warning: best-effort sandbox without {lack}"));
     }
     let report: CheckReport = with_game!(kind, G => check_console::<G>(
-        &command, &opts, args.games, args.seed, timeout, sandbox,
+        &command, &opts, args.games, args.seed, timeout, sandbox, &args.sandbox_read,
     ))
     .with_context(|| format!("cannot run '{}'", args.command))?;
     print_report(&args, &report, started.elapsed());

@@ -111,10 +111,10 @@ pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(not_graded(&args, e, cfg.rubric.as_ref(), started)),
     };
     if let Some(sig) = referee::interrupt::interrupted() {
-        eprintln!(
+        referee::output::say(&format!(
             "referee: interrupted by {}: grading stopped, no verdict",
             referee::interrupt::signal_name(sig)
-        );
+        ));
         return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
     }
     if let Some(path) = &args.gradescope {
@@ -336,11 +336,11 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
         return Err(e);
     }
     if let Some(sig) = referee::interrupt::interrupted() {
-        eprintln!(
+        referee::output::say(&format!(
             "referee: interrupted by {}: the gradebook holds the {} students graded before",
             referee::interrupt::signal_name(sig),
             rows.len()
-        );
+        ));
         return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
     }
     if let Some(l) = &league {
@@ -352,12 +352,12 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
             super::tell(&format!("class tournament: {s} left out: {why}"));
         }
         if let Some(sig) = referee::interrupt::interrupted() {
-            eprintln!(
+            referee::output::say(&format!(
                 "referee: interrupted by {}: the class tournament's games so far are in {}; \
                  run the same command again to continue it",
                 referee::interrupt::signal_name(sig),
                 dir.display()
-            );
+            ));
             return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
         }
         league::add_to_gradescope(&out, &played.rows)?;

@@ -202,18 +202,18 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
     referee::interrupt::install(super::tell)?;
     let r = head_to_head::run::<G>(&entrants, &cfg, &opts, &progress)?;
     if let Some(sig) = referee::interrupt::interrupted() {
-        eprintln!(
+        referee::output::say(&format!(
             "referee: interrupted by {} after {} of {} games; the results below are of those",
             referee::interrupt::signal_name(sig),
             r.played + r.resumed,
             games
-        );
+        ));
         if let Some(dir) = &args.out {
-            eprintln!(
+            referee::output::say(&format!(
                 "referee: the finished games are in {}; finish the match by running the same \
                  command with --resume",
                 referee::journal::games_path(dir).display()
-            );
+            ));
         }
     }
     let report = match (&args.out, args.no_report, r.ending) {

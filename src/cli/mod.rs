@@ -181,10 +181,10 @@ pub fn jobs(arg: Option<usize>) -> anyhow::Result<usize> {
 pub fn warn_jobs(jobs: usize, external: bool) {
     let cores = referee::runner::default_jobs();
     if jobs > cores && external {
-        eprintln!(
+        referee::output::say(&format!(
             "referee: warning: --jobs {jobs} is more than the {cores} cores; timed external bots \
              will share cores and may forfeit by timeout (see docs/tournaments.md)"
-        );
+        ));
     }
 }
 
@@ -244,7 +244,7 @@ pub fn played_line(
 
 /// Tells the user something on stderr, as every command does.
 pub fn tell(text: &str) {
-    eprintln!("referee: {text}");
+    referee::output::say(&format!("referee: {text}"));
 }
 
 fn parse_game(s: &str) -> Result<GameKind, String> {
@@ -277,7 +277,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("referee: error: {e:#}");
+            referee::output::say(&format!("referee: error: {e:#}"));
             ExitCode::from(2)
         }
     }

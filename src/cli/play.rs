@@ -71,10 +71,10 @@ fn play<G: BuiltinBots>(args: &PlayArgs) -> anyhow::Result<ExitCode> {
     )? {
         ConsoleEnd::Finished(_) => Ok(ExitCode::SUCCESS),
         ConsoleEnd::InputEnded(seat) => {
-            eprintln!(
+            referee::output::say(&format!(
                 "referee: input ended before the game did (player {} to move)",
                 seat.number()
-            );
+            ));
             Ok(ExitCode::from(1))
         }
     }

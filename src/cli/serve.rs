@@ -96,13 +96,13 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout();
     writeln!(out, "listening on {addr}")?;
     out.flush()?;
-    eprintln!(
+    referee::output::say(&format!(
         "referee: serving {} against '{}' on {addr}: protocol {}, {} rounds per client",
         G::KIND,
         args.bot,
         args.protocol,
         args.rounds
-    );
+    ));
     referee::interrupt::install(super::tell)?;
     let handle = server.spawn()?;
     let sig = loop {
@@ -112,7 +112,7 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         std::thread::sleep(Duration::from_millis(50));
     };
     handle.shutdown();
-    eprintln!(
+    referee::output::say(&format!(
         "referee: interrupted by {}: the server stopped{}",
         referee::interrupt::signal_name(sig),
         match &args.out {
@@ -122,6 +122,6 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             ),
             None => String::new(),
         }
-    );
+    ));
     Ok(ExitCode::from(referee::interrupt::exit_code(sig)))
 }

@@ -98,22 +98,20 @@ fn run_game<G: BuiltinBots>(
     let r = tournament::run::<G>(&t, &opts, &progress)?;
     if let Some(sig) = referee::interrupt::interrupted() {
         let done = r.played + r.resumed;
-        eprintln!(
+        referee::output::say(&format!(
             "referee: interrupted by {} after {done} of {} games",
             referee::interrupt::signal_name(sig),
             r.slice_games
-        );
+        ));
         match &args.out {
-            Some(dir) => eprintln!(
+            Some(dir) => referee::output::say(&format!(
                 "referee: the finished games are in {}; finish the tournament with:\n  referee tournament {} --out {} --resume{}",
                 referee::journal::games_path(dir).display(),
                 args.file.display(),
                 dir.display(),
                 args.seed.map(|s| format!(" --seed {s}")).unwrap_or_default()
-            ),
-            None => eprintln!(
-                "referee: nothing was saved (no --out); run with --out DIR to be able to resume"
-            ),
+            )),
+            None => referee::output::say("referee: nothing was saved (no --out); run with --out DIR to be able to resume"),
         }
         return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
     }

@@ -141,12 +141,14 @@ pub(crate) fn run_program(
     input: &str,
     timeout: Duration,
     sandbox: SandboxMode,
+    sandbox_read: &[std::path::PathBuf],
 ) -> std::io::Result<ProgramRun> {
     let mut spec =
         ExternalSpec::from_command_line("program").map_err(|e| std::io::Error::other(e.0))?;
     spec.command = command.to_vec();
     spec.cwd = cwd.map(Path::to_path_buf);
     spec.sandbox = sandbox;
+    spec.sandbox_read = sandbox_read.to_vec();
     let deadline = Instant::now() + timeout;
     let mut p = BotProcess::spawn(&spec, 0)?;
     // A program that stops reading early is not an error here: its output
@@ -218,12 +220,13 @@ pub fn check_console<G: Game>(
     master_seed: u64,
     timeout: Duration,
     sandbox: SandboxMode,
+    sandbox_read: &[std::path::PathBuf],
 ) -> std::io::Result<CheckReport> {
     let mut report = CheckReport::default();
     for g in 0..games {
         let (input, _) = generate_input::<G>(opts, seed::derive(master_seed, &[g as u64]));
         let expected = reference_output::<G>(opts, &input);
-        let run = run_program(command, None, &input, timeout, sandbox)?;
+        let run = run_program(command, None, &input, timeout, sandbox, sandbox_read)?;
         report.games += 1;
         if run.stdout == expected {
             report.matched += 1;
@@ -298,6 +301,7 @@ mod tests {
             "abc\n",
             Duration::from_millis(300),
             SandboxMode::Off,
+            &[],
         )
         .unwrap();
         assert_eq!(r.stdout, b"abc\n");

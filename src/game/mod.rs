@@ -144,6 +144,17 @@ impl GameKind {
             GameKind::Uttt => "uttt",
         }
     }
+
+    /// Whether the game is played on a chosen number of boards (Notakto's
+    /// `--boards`); the others ignore [`GameOptions::boards`].
+    pub fn has_boards(self) -> bool {
+        self == GameKind::Notakto
+    }
+
+    /// The board count of `opts` when the game has one.
+    pub fn boards(self, opts: &GameOptions) -> Option<u8> {
+        self.has_boards().then_some(opts.boards)
+    }
 }
 
 impl Display for GameKind {

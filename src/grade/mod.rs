@@ -190,8 +190,8 @@ impl GradeConfig {
     /// `bot` (the rubric and process settings aside).
     pub fn command_line(&self, kind: GameKind, bot: &str) -> String {
         let mut words: Vec<String> = vec!["referee".into(), "grade".into(), kind.name().into()];
-        if kind == GameKind::Notakto {
-            words.extend(["--boards".into(), self.options.boards.to_string()]);
+        if let Some(boards) = kind.boards(&self.options) {
+            words.extend(["--boards".into(), boards.to_string()]);
         }
         if let Some(seats) = &self.seats {
             let seat = match seats.as_slice() {
@@ -433,8 +433,8 @@ pub fn check_rubric(kind: GameKind, cfg: &GradeConfig) -> anyhow::Result<()> {
 /// The `referee judge` command that replays `moves`.
 pub(crate) fn judge_command<G: Game>(opts: &GameOptions, moves: &[String]) -> String {
     let mut words = vec!["referee".to_string(), "judge".into(), G::KIND.name().into()];
-    if G::KIND == GameKind::Notakto {
-        words.extend(["--boards".into(), opts.boards.to_string()]);
+    if let Some(boards) = G::KIND.boards(opts) {
+        words.extend(["--boards".into(), boards.to_string()]);
     }
     words.push(G::join_moves(moves));
     shell_words::join(words)

@@ -119,10 +119,7 @@ impl Settings {
         if let Some(g) = self.game.filter(|&g| g != game) {
             return Some(format!("it is for {g}, not {game}"));
         }
-        if let Some(b) = self
-            .boards
-            .filter(|&b| game == GameKind::Notakto && b != boards)
-        {
+        if let Some(b) = self.boards.filter(|&b| game.has_boards() && b != boards) {
             return Some(format!("it is for {b} boards: add --boards {b}"));
         }
         if let Some(s) = self.seat {

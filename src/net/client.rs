@@ -101,7 +101,7 @@ pub fn play_stream(stream: TcpStream, cfg: &ConnectConfig) -> anyhow::Result<Cli
     if let Some(name) = &cfg.name {
         let name = super::check_client_name(name).map_err(|e| anyhow!("--name: {e}"))?;
         writer
-            .write_all(format!("name {name}\n").as_bytes())
+            .write_all(format!("{}\n", crate::protocol::NameLine(name)).as_bytes())
             .and_then(|_| writer.flush())
             .context("cannot send the name to the server")?;
     }

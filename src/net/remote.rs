@@ -70,9 +70,8 @@ pub(crate) trait Remote<G: Game>: Bot<G> {
 
 /// The name in a `name NAME` line, checked; `None` for any other line.
 fn name_line(raw: &[u8]) -> Option<Result<String, String>> {
-    let text = std::str::from_utf8(raw).ok()?.trim();
-    let rest = text.strip_prefix("name ")?;
-    Some(super::check_client_name(rest))
+    let line = crate::protocol::NameLine::parse(std::str::from_utf8(raw).ok()?)?;
+    Some(super::check_client_name(&line.0))
 }
 
 /// A forfeit for a client that went away (or must be dropped).

@@ -178,14 +178,14 @@ impl<G> Slot<G> {
         let mine = per.entry(ip).or_insert(0);
         if *mine >= cfg.max_per_address {
             return Err(format!(
-                "error too many connections from {ip}: at most {} at once; try again later",
+                "too many connections from {ip}: at most {} at once; try again later",
                 cfg.max_per_address
             ));
         }
         if sh.active.fetch_add(1, Ordering::AcqRel) >= cfg.max_clients {
             sh.active.fetch_sub(1, Ordering::AcqRel);
             return Err(format!(
-                "error server full: at most {} clients at once; try again later",
+                "server full: at most {} clients at once; try again later",
                 cfg.max_clients
             ));
         }
@@ -288,11 +288,11 @@ impl<G: BuiltinBots> Server<G> {
             let slot = match Slot::take(shared, peer.ip()) {
                 Ok(slot) => slot,
                 Err(why) => {
-                    shared.cfg.log.note(&format!(
-                        "refused {peer}: {}",
-                        why.trim_start_matches("error ")
-                    ));
-                    refuse(stream, &why);
+                    shared.cfg.log.note(&format!("refused {peer}: {why}"));
+                    refuse(
+                        stream,
+                        &crate::protocol::Command::<G>::Error(why).to_string(),
+                    );
                     continue;
                 }
             };

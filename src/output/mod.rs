@@ -11,7 +11,7 @@ pub mod matches;
 mod progress;
 pub mod standings;
 
-pub use progress::{Log, Observer, Progress, Silent};
+pub use progress::{say, Log, Observer, Progress, Silent};
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 

@@ -7,6 +7,15 @@ use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// Writes `line` to stderr, ignoring failure: a closed stderr (the reader
+/// of a pipe gone, as after Ctrl-C in `referee ... 2>&1 | tail`) must never
+/// stop a run or keep it from stopping, as `eprintln!`'s panic would.
+pub fn say(line: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
+
 /// What a long library run tells as it goes. Every method has a default
 /// that does nothing, so an observer implements only what it shows.
 pub trait Observer: Sync {
@@ -208,7 +217,7 @@ impl Observer for Progress {
                 if s.last_line.elapsed() >= *every {
                     s.last_line = Instant::now();
                     s.last_done = s.done;
-                    eprintln!("{}", Progress::line(&s));
+                    say(&Progress::line(&s));
                 }
             }
             Mode::Notes | Mode::Quiet => {}
@@ -225,8 +234,8 @@ impl Observer for Progress {
 
     fn note(&self, text: &str) {
         match &self.mode {
-            Mode::Bar(bar) => bar.suspend(|| eprintln!("referee: {text}")),
-            Mode::Lines { .. } | Mode::Notes => eprintln!("referee: {text}"),
+            Mode::Bar(bar) => bar.suspend(|| say(&format!("referee: {text}"))),
+            Mode::Lines { .. } | Mode::Notes => say(&format!("referee: {text}")),
             Mode::Quiet => {}
         }
     }
@@ -236,7 +245,7 @@ impl Observer for Progress {
         match &self.mode {
             Mode::Bar(bar) => bar.finish_and_clear(),
             Mode::Lines { .. } if s.done > s.start_done && s.done > s.last_done => {
-                eprintln!("{}", Progress::line(&s))
+                say(&Progress::line(&s))
             }
             _ => {}
         }

@@ -72,7 +72,11 @@ pub(crate) fn from_config(t: &toml::Table) -> RunSettings {
     let text = |k: &str| t.get(k).and_then(toml::Value::as_str).map(str::to_string);
     let game = text("game").unwrap_or_default();
     let mut s = RunSettings {
-        boards: (game == "notakto").then(|| int("boards").unwrap_or(3) as u8),
+        boards: game
+            .parse::<crate::game::GameKind>()
+            .ok()
+            .filter(|k| k.has_boards())
+            .map(|_| int("boards").map_or(3, |b| b as u8)),
         game,
         time_ms: int("time_ms").or(Some(1000)),
         startup_ms: int("startup_ms").or(Some(2000)),
