@@ -24,6 +24,26 @@ pub struct Pairing {
     pub round: u64,
 }
 
+/// Game `id` of a tournament seeded `seed` between the bots of `pair`:
+/// games `2k` and `2k+1` are a couple, with the seats swapped and one
+/// opening seed; every game has its own seed. Shared by every plan
+/// (round-robin, gauntlet, Swiss), so a game's seeds depend only on the
+/// tournament seed and its id.
+pub(crate) fn paired_game(seed: u64, id: u64, pair: [usize; 2], round: u64) -> Pairing {
+    let players = if id.is_multiple_of(2) {
+        pair
+    } else {
+        [pair[1], pair[0]]
+    };
+    Pairing {
+        id,
+        players,
+        seed: seed::derive(seed, &[id]),
+        opening_seed: seed::derive(seed, &[id / 2, OPENING_TAG]),
+        round,
+    }
+}
+
 /// Who plays whom.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -106,19 +126,7 @@ impl Schedule {
     pub(crate) fn pairing(&self, id: u64) -> Pairing {
         let n = self.pairs.len() as u64;
         let couple = id / 2;
-        let pair = self.pairs[(couple % n) as usize];
-        let players = if id.is_multiple_of(2) {
-            pair
-        } else {
-            [pair[1], pair[0]]
-        };
-        Pairing {
-            id,
-            players,
-            seed: seed::derive(self.seed, &[id]),
-            opening_seed: seed::derive(self.seed, &[couple, OPENING_TAG]),
-            round: couple / n,
-        }
+        paired_game(self.seed, id, self.pairs[(couple % n) as usize], couple / n)
     }
 
     /// The ids of shard `k` of `n` (1-based `k`): a contiguous block of

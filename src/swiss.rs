@@ -17,7 +17,7 @@ use rand::seq::SliceRandom;
 
 use crate::game::Seat;
 use crate::record::GameRecord;
-use crate::schedule::{Pairing, OPENING_TAG};
+use crate::schedule::Pairing;
 use crate::seed;
 use crate::series::Games;
 
@@ -191,18 +191,12 @@ impl Swiss {
         let r = self.round_of(id);
         let couple = (id - r * self.games_per_round()) / 2;
         let pair = round.pairs[self.pair_index(id)];
-        let players = if id.is_multiple_of(2) {
-            pair
-        } else {
-            [pair[1], pair[0]]
-        };
-        Pairing {
+        crate::schedule::paired_game(
+            self.seed,
             id,
-            players,
-            seed: seed::derive(self.seed, &[id]),
-            opening_seed: seed::derive(self.seed, &[id / 2, OPENING_TAG]),
-            round: r * (self.games_per_pairing / 2) + couple / p,
-        }
+            pair,
+            r * (self.games_per_pairing / 2) + couple / p,
+        )
     }
 }
 
