@@ -743,8 +743,10 @@ mod tests {
         let bin = home.path().join(".cargo/bin");
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::write(home.path().join(".cargo/credentials.toml"), "secret").unwrap();
+        // The bot's own folder, apart from the fake home.
+        let own = tempfile::tempdir().unwrap();
         let mut spec = ExternalSpec::from_command_line("sh -c true").unwrap();
-        spec.cwd = Some(std::env::temp_dir());
+        spec.cwd = Some(own.path().to_path_buf());
         spec.env
             .insert("PATH".into(), format!("{}:/usr/bin:/bin", bin.display()));
         let r = readable(&spec, &[]);
