@@ -14,9 +14,7 @@ use referee::grade::class::{
 use referee::grade::league::{self, LeagueConfig};
 use referee::grade::rubric::Rubric;
 use referee::grade::{grade, GradeConfig, GradeMode, Thresholds};
-use referee::output::feedback::{
-    feedback_markdown, gradescope_error, gradescope_results, grading_leaderboard,
-};
+use referee::output::feedback::{self, feedback_markdown, gradescope_results, grading_leaderboard};
 use referee::output::grade::{grade_report_text, gradebook_table};
 use referee::output::Progress;
 
@@ -147,22 +145,14 @@ fn not_graded(
     let Some(path) = &args.gradescope else {
         return e;
     };
-    let rubric = rubric.cloned().unwrap_or_else(Rubric::requirement_only);
-    let items: Vec<(String, f64, String)> = rubric
-        .items
-        .iter()
-        .map(|i| (i.name.clone(), i.points, i.visibility.clone()))
-        .collect();
-    let results = gradescope_error(&format!("{e:#}"), &items, started.elapsed().as_secs_f64());
-    match serde_json::to_string_pretty(&results) {
-        Ok(json) => {
-            if let Err(w) = write_file(path, &(json + "\n")) {
-                return e.context(format!("{w:#}"));
-            }
-        }
-        Err(w) => return e.context(w.to_string()),
+    let results = feedback::not_graded(&format!("{e:#}"), rubric, started.elapsed().as_secs_f64());
+    let written = serde_json::to_string_pretty(&results)
+        .map_err(anyhow::Error::from)
+        .and_then(|json| write_file(path, &(json + "\n")));
+    match written {
+        Ok(()) => e,
+        Err(w) => e.context(format!("{w:#}")),
     }
-    e
 }
 
 /// Fails now, before any game, if `path` cannot be written.

@@ -13,7 +13,7 @@ use super::rubric::Rubric;
 use super::{grade, GradeConfig, GradeReport};
 use crate::game::GameKind;
 use crate::output::feedback::{
-    feedback_markdown, gradescope_error, gradescope_results, grading_leaderboard, LeaderboardEntry,
+    feedback_markdown, gradescope_results, grading_leaderboard, not_graded, LeaderboardEntry,
 };
 use crate::output::{csv_line, format_points, Observer, Silent};
 use crate::record::ForfeitReason;
@@ -309,13 +309,7 @@ fn write_student(
             (feedback_markdown(r), gradescope_results(r, board))
         }
         None => {
-            let rubric = rubric_of(cfg);
-            let items: Vec<(String, f64, String)> = rubric
-                .items
-                .iter()
-                .map(|i| (i.name.clone(), i.points, i.visibility.clone()))
-                .collect();
-            let r = gradescope_error(&row.reason, &items, 0.0);
+            let r = not_graded(&row.reason, cfg.rubric.as_ref(), 0.0);
             (r.output.clone(), r)
         }
     };

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{format_points, format_us};
+use crate::grade::rubric::Rubric;
 use crate::grade::GradeReport;
 
 /// An inline code span holding `text` whatever backticks it contains
@@ -344,6 +345,19 @@ pub fn gradescope_results(
             .collect(),
         leaderboard,
     }
+}
+
+/// `results.json` for a submission that could not be graded under
+/// `rubric` (`None`: the requirement alone): no points, every item failed
+/// with the reason.
+pub fn not_graded(error: &str, rubric: Option<&Rubric>, elapsed_s: f64) -> GradescopeResults {
+    let rubric = rubric.cloned().unwrap_or_else(Rubric::requirement_only);
+    let items: Vec<(String, f64, String)> = rubric
+        .items
+        .iter()
+        .map(|i| (i.name.clone(), i.points, i.visibility.clone()))
+        .collect();
+    gradescope_error(error, &items, elapsed_s)
 }
 
 /// `results.json` for a submission that could not be graded: no points,
