@@ -383,3 +383,44 @@ fn a_sandbox_the_kernel_cannot_give_is_refused_with_what_is_missing() {
         stderr(&o)
     );
 }
+
+#[test]
+fn kept_processes_play_unchanged_in_the_sandbox() {
+    if !full_sandbox() {
+        return;
+    }
+    // The bundled Python bots declare `reuse = true`: one process each for
+    // the whole match, in the sandbox, gives the games it gives outside.
+    let play = |extra: &[&str]| {
+        let mut args = vec![
+            "match",
+            "tictactoe",
+            "bots/python-random.toml",
+            "bots/python-heuristic.toml",
+            "--games",
+            "8",
+            "--jobs",
+            "1",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let bots = v["bots"].as_array().unwrap().clone();
+        for b in &bots {
+            assert_eq!(b["games"], 8, "{v}");
+            let forfeits: u64 = b["forfeits"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|n| n.as_u64().unwrap())
+                .sum();
+            assert_eq!(forfeits, 0, "{v}");
+        }
+        bots.iter()
+            .map(|b| (b["wins"].clone(), b["draws"].clone(), b["losses"].clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(play(&["--sandbox"]), play(&[]));
+}
