@@ -36,7 +36,7 @@ use crate::tournament::{RunOptions, Summary};
 
 /// Forfeits whose details a match keeps (the first ones, by game id); the
 /// rest are counted.
-pub const FORFEITS_KEPT: usize = 20;
+pub(crate) const FORFEITS_KEPT: usize = 20;
 
 /// Shortest time between two running summaries sent to the observer's
 /// status (a progress bar redraws no faster).

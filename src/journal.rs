@@ -44,7 +44,7 @@ pub const CONFIG: &str = "tournament.toml";
 /// What else decides the games: the bots' programs.
 pub(crate) const FINGERPRINT: &str = "fingerprint.json";
 /// What the report shows about the run (its settings, title and date).
-pub const SETTINGS: &str = "run.json";
+pub(crate) const SETTINGS: &str = "run.json";
 /// The lock file held by the run writing the folder.
 pub(crate) const LOCK: &str = ".referee.lock";
 

@@ -136,7 +136,7 @@ pub enum Command<G> {
 /// `name NAME`: the line a network client may send first, to play under a
 /// name of its choice (client to server; docs/network.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NameLine(pub String);
+pub(crate) struct NameLine(pub String);
 
 impl fmt::Display for NameLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -138,7 +138,7 @@ impl fmt::Display for Forfeit {
 
 /// Escapes a raw reply for records: control characters and non-ASCII as
 /// escapes, cut at 200 characters.
-pub fn escape_line(raw: &[u8]) -> String {
+pub(crate) fn escape_line(raw: &[u8]) -> String {
     let mut out = String::new();
     for &b in raw {
         if out.len() >= 200 {

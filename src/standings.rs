@@ -99,7 +99,7 @@ impl BotStats {
     }
 
     /// Total forfeits.
-    pub fn forfeit_count(&self) -> u64 {
+    pub(crate) fn forfeit_count(&self) -> u64 {
         self.forfeits.values().sum()
     }
 }

@@ -133,7 +133,8 @@ impl Pentanomial {
     }
 
     /// The same pairs seen from the second bot's side.
-    pub fn flipped(&self) -> Pentanomial {
+    #[cfg(test)]
+    pub(crate) fn flipped(&self) -> Pentanomial {
         let mut counts = self.counts;
         counts.reverse();
         Pentanomial { counts }
@@ -163,14 +164,14 @@ impl Elo {
     /// Logistic Elo difference whose expected score is `score`:
     /// −400·log10(1/score − 1). Scores are clamped to 0..=1, so 1 and above
     /// give +∞ and 0 and below −∞.
-    pub fn from_score(score: f64) -> Elo {
+    pub(crate) fn from_score(score: f64) -> Elo {
         let s = score.clamp(0.0, 1.0);
         // + 0.0 turns the −0 of a score of exactly 1/2 into +0.
         Elo(-400.0 * (1.0 / s - 1.0).log10() + 0.0)
     }
 
     /// Whether the value is finite.
-    pub fn is_finite(self) -> bool {
+    pub(crate) fn is_finite(self) -> bool {
         self.0.is_finite()
     }
 }
@@ -236,7 +237,8 @@ pub struct EloInterval {
 impl EloInterval {
     /// Half the interval's width, the `±` figure fastchess prints
     /// (`(upper − lower) / 2`; infinite when either end is).
-    pub fn half_width(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn half_width(&self) -> f64 {
         (self.upper.0 - self.lower.0) / 2.0
     }
 
@@ -366,7 +368,7 @@ pub fn elo_pentanomial(p: &Pentanomial) -> EloInterval {
 ///
 /// With zero variance (all pairs in one bucket) nElo is 0 if the score is
 /// ½ and ±∞ otherwise; no pairs give `+0 [-inf, +inf]`.
-pub fn nelo_pentanomial(p: &Pentanomial) -> EloInterval {
+pub(crate) fn nelo_pentanomial(p: &Pentanomial) -> EloInterval {
     let (n, mean, var, one_bucket) = moments(&PAIR_VALUES, &p.counts);
     if n == 0.0 {
         return EloInterval::unknown();
@@ -616,14 +618,14 @@ impl fmt::Display for SprtReport {
 impl Sprt {
     /// Largest |elo0|, |elo1| accepted in logistic Elo: the expected score
     /// is then within 0.32 % of 0 or 1, and further out it rounds to 0 or 1.
-    pub const LOGISTIC_LIMIT: f64 = 1000.0;
+    pub(crate) const LOGISTIC_LIMIT: f64 = 1000.0;
 
     /// Largest |elo0|, |elo1| accepted in normalized Elo: a t-value of
     /// 0.41 per pair. Within it the fixed point of [`Sprt::llr`] was checked
     /// to reach the likelihood's global maximum; at 150 nElo it can stop at
     /// a lesser stationary point, and past ~231 nElo its first round has no
     /// solution.
-    pub const NORMALIZED_LIMIT: f64 = 100.0;
+    pub(crate) const NORMALIZED_LIMIT: f64 = 100.0;
 
     /// A validated test: 0 < alpha, beta < 1, alpha + beta < 1,
     /// elo0 < elo1, both within the model's limit.
@@ -693,7 +695,7 @@ impl Sprt {
 
     /// Wald's bounds (lower, upper) = (ln(β/(1−α)), ln((1−β)/α)): the test
     /// accepts H0 at or below `lower` and H1 at or above `upper`.
-    pub fn bounds(&self) -> (f64, f64) {
+    pub(crate) fn bounds(&self) -> (f64, f64) {
         (
             (self.beta / (1.0 - self.alpha)).ln(),
             ((1.0 - self.beta) / self.alpha).ln(),

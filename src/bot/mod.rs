@@ -23,7 +23,7 @@ pub mod spec;
 pub mod tictactoe;
 pub mod uttt;
 
-pub use random::RandomBot;
+pub(crate) use random::RandomBot;
 pub use spec::BotSpec;
 
 /// Time allowed to a bot: per move, and once more for start-up on the first turn.

@@ -8,7 +8,7 @@ use super::{no_move_forfeit, Bot};
 use crate::game::Game;
 
 /// Plays a uniformly random legal move.
-pub struct RandomBot<G> {
+pub(crate) struct RandomBot<G> {
     rng: ChaCha8Rng,
     name: String,
     _game: PhantomData<fn() -> G>,

@@ -147,7 +147,7 @@ impl GameKind {
 
     /// Whether the game is played on a chosen number of boards (Notakto's
     /// `--boards`); the others ignore [`GameOptions::boards`].
-    pub fn has_boards(self) -> bool {
+    pub(crate) fn has_boards(self) -> bool {
         self == GameKind::Notakto
     }
 

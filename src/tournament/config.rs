@@ -157,7 +157,11 @@ impl Plan {
 
     /// A round-robin of `bots` bots: every bot plays every other bot
     /// `games_per_pairing` games (even: seats alternate).
-    pub fn round_robin(bots: usize, games_per_pairing: u64, seed: u64) -> Result<Plan, String> {
+    pub(crate) fn round_robin(
+        bots: usize,
+        games_per_pairing: u64,
+        seed: u64,
+    ) -> Result<Plan, String> {
         check_shape(bots, games_per_pairing)?;
         let pairs = (bots * (bots - 1) / 2) as u64;
         check_total(pairs, games_per_pairing)?;

@@ -156,7 +156,7 @@ pub struct Distinct {
 
 impl Distinct {
     /// Most distinct games counted (about 16 MB of fingerprints).
-    pub const CAP: usize = 1 << 20;
+    pub(crate) const CAP: usize = 1 << 20;
 
     /// Adds one game's fingerprint.
     pub fn add(&mut self, fp: u64) {
@@ -173,7 +173,7 @@ impl Distinct {
     }
 
     /// Whether a new game came after the count reached [`Distinct::CAP`].
-    pub fn capped(&self) -> bool {
+    pub(crate) fn capped(&self) -> bool {
         self.capped
     }
 }

@@ -75,7 +75,7 @@ impl Greedy {
     }
 
     /// The moves the rules allow in `pos`, all equally good to them.
-    pub fn candidates(pos: &Uttt) -> MoveList<UtttMove> {
+    pub(crate) fn candidates(pos: &Uttt) -> MoveList<UtttMove> {
         let wins = game_winning_moves(pos);
         if !wins.is_empty() {
             return wins;
@@ -116,7 +116,7 @@ impl Greedy {
 }
 
 /// A bot that runs an [`Mcts`] search for every move.
-pub struct SearchBot {
+pub(crate) struct SearchBot {
     name: &'static str,
     search: Mcts,
 }
@@ -128,11 +128,6 @@ impl SearchBot {
             name,
             search: Mcts::new(config, seed),
         }
-    }
-
-    /// Statistics of the last search.
-    pub fn stats(&self) -> SearchStats {
-        self.search.stats()
     }
 }
 
