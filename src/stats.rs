@@ -396,7 +396,7 @@ pub(crate) fn nelo_pentanomial(p: &Pentanomial) -> EloInterval {
 /// LOS = ½·(1 + erf((W − L) / √(2(W + L)))) (the classic formula of
 /// cutechess-cli and the Chess Programming Wiki, a normal approximation
 /// to the binomial of decisive games). ½ when no game was decisive.
-pub fn los(wdl: &Wdl) -> f64 {
+pub(crate) fn los(wdl: &Wdl) -> f64 {
     let decisive = wdl.wins + wdl.losses;
     if decisive == 0 {
         return 0.5;
@@ -406,7 +406,7 @@ pub fn los(wdl: &Wdl) -> f64 {
 }
 
 /// Draws over games, 0..=1 (0 for no games).
-pub fn draw_ratio(wdl: &Wdl) -> f64 {
+pub(crate) fn draw_ratio(wdl: &Wdl) -> f64 {
     if wdl.games() == 0 {
         0.0
     } else {
@@ -669,27 +669,32 @@ impl Sprt {
     }
 
     /// H0's Elo, in the model's scale.
-    pub fn elo0(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn elo0(&self) -> f64 {
         self.elo0
     }
 
     /// H1's Elo, in the model's scale.
-    pub fn elo1(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn elo1(&self) -> f64 {
         self.elo1
     }
 
     /// The false-positive rate (accepting H1 when H0 holds).
-    pub fn alpha(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn alpha(&self) -> f64 {
         self.alpha
     }
 
     /// The false-negative rate (accepting H0 when H1 holds).
-    pub fn beta(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn beta(&self) -> f64 {
         self.beta
     }
 
     /// The Elo scale of elo0 and elo1.
-    pub fn model(&self) -> EloModel {
+    #[cfg(test)]
+    pub(crate) fn model(&self) -> EloModel {
         self.model
     }
 
@@ -730,7 +735,7 @@ impl Sprt {
     /// No pairs give exactly 0 (regularization alone would give about
     /// −1e-6). One-bucket counts are finite thanks to the regularization:
     /// 10 WW pairs with elo0=0, elo1=5 give +0.143 (logistic).
-    pub fn llr(&self, p: &Pentanomial) -> f64 {
+    pub(crate) fn llr(&self, p: &Pentanomial) -> f64 {
         if p.pairs() == 0 {
             return 0.0;
         }

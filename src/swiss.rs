@@ -44,7 +44,7 @@ pub enum Seeding {
 
 impl Seeding {
     /// The name used in tournament files.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Seeding::Shuffle => "shuffle",
             Seeding::File => "file",
@@ -152,7 +152,7 @@ impl Swiss {
     }
 
     /// Games in the whole tournament.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.rounds * self.games_per_round()
     }
 
@@ -186,7 +186,7 @@ impl Swiss {
     /// `j`-th couple of every pairing of round `r` (0-based) is
     /// `r · G/2 + j` (G games per pairing), so all pairings of a round play
     /// the same openings and later rounds move on through the suite.
-    pub fn pairing(&self, round: &Round, id: u64) -> Pairing {
+    pub(crate) fn pairing(&self, round: &Round, id: u64) -> Pairing {
         let p = self.pairs_per_round().max(1);
         let r = self.round_of(id);
         let couple = (id - r * self.games_per_round()) / 2;
@@ -202,7 +202,7 @@ impl Swiss {
 
 impl History {
     /// No rounds yet, for a tournament of shape `swiss`.
-    pub fn new(swiss: &Swiss) -> History {
+    pub(crate) fn new(swiss: &Swiss) -> History {
         let n = swiss.bots;
         let mut seed_rank = vec![0; n];
         for (place, bot) in swiss.seeded_order().into_iter().enumerate() {
@@ -240,12 +240,12 @@ impl History {
     }
 
     /// Rounds in which `a` and `b` were paired.
-    pub fn met(&self, a: usize, b: usize) -> u32 {
+    pub(crate) fn met(&self, a: usize, b: usize) -> u32 {
         self.met[a * self.n + b]
     }
 
     /// Byes `bot` has had.
-    pub fn byes(&self, bot: usize) -> u32 {
+    pub(crate) fn byes(&self, bot: usize) -> u32 {
         self.byes[bot]
     }
 
@@ -272,7 +272,7 @@ impl History {
 
     /// Every bot in pairing order: score (points per game) highest first,
     /// then seeding order.
-    pub fn ranking(&self) -> Vec<usize> {
+    pub(crate) fn ranking(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.n).collect();
         order.sort_by(|&a, &b| {
             self.cmp_score(a, b)

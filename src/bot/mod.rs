@@ -11,7 +11,7 @@ use crate::game::{Game, MoveList, Outcome, Seat};
 use crate::record::Forfeit;
 
 pub mod affinity;
-pub mod console;
+pub(crate) mod console;
 pub mod external;
 pub mod manifest;
 pub mod notakto;
@@ -20,7 +20,7 @@ pub mod random;
 #[cfg(target_os = "linux")]
 pub mod sandbox;
 pub mod spec;
-pub mod tictactoe;
+pub(crate) mod tictactoe;
 pub mod uttt;
 
 pub(crate) use random::RandomBot;
@@ -164,14 +164,6 @@ impl Params {
         })
     }
 
-    /// No parameters.
-    pub fn none(bot: &str) -> Params {
-        Params {
-            bot: bot.to_string(),
-            values: BTreeMap::new(),
-        }
-    }
-
     /// Fails on any key not in `known`, naming it and the accepted keys.
     pub fn only(&self, known: &[&str]) -> Result<(), BotError> {
         for k in self.values.keys() {
@@ -241,7 +233,7 @@ pub struct Builtin<G: Game> {
 }
 
 /// A built-in without parameters, made by `make` from its seed.
-pub fn plain<G: Game, B: Bot<G> + 'static>(
+pub(crate) fn plain<G: Game, B: Bot<G> + 'static>(
     params: &Params,
     make: fn(u64) -> B,
 ) -> Result<Maker<G>, BotError> {
@@ -362,7 +354,7 @@ impl BuiltinSpec {
 }
 
 /// Picks uniformly among `best`, a helper shared by bots that break ties at random.
-pub fn pick<T: Copy, R: rand::Rng + ?Sized>(best: &[T], rng: &mut R) -> Option<T> {
+pub(crate) fn pick<T: Copy, R: rand::Rng + ?Sized>(best: &[T], rng: &mut R) -> Option<T> {
     if best.is_empty() {
         None
     } else {

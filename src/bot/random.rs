@@ -16,7 +16,7 @@ pub(crate) struct RandomBot<G> {
 
 impl<G: Game> RandomBot<G> {
     /// A random bot seeded by `seed`.
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         RandomBot {
             rng: crate::seed::rng(seed),
             name: "random".into(),

@@ -11,7 +11,7 @@ use arrayvec::ArrayVec;
 use rand::Rng;
 
 pub mod grid;
-pub mod notakto;
+pub(crate) mod notakto;
 pub mod tictactoe;
 pub mod uttt;
 
@@ -534,7 +534,7 @@ pub(crate) mod consistency {
     /// Plays `games` random games and checks, at every position: legal moves
     /// agree with `is_legal`, have no duplicates, a finished game has none,
     /// position and move texts round-trip, and canonical forms are right.
-    pub fn check<G: Game>(opts: &GameOptions, games: usize, seed: u64) {
+    pub(crate) fn check<G: Game>(opts: &GameOptions, games: usize, seed: u64) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         for _ in 0..games {
             let mut pos = G::start(opts);

@@ -222,7 +222,7 @@ impl Rubric {
     }
 
     /// Reads a rubric's `text`; `path` names it in errors.
-    pub fn parse(path: &Path, text: &str) -> Result<Rubric, String> {
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<Rubric, String> {
         let at = |offset: usize, msg: &str| {
             let (l, c) = line_col(text, offset);
             format!("{}:{l}:{c}: {msg}", path.display())
@@ -446,7 +446,7 @@ impl Rubric {
     }
 
     /// Scores a graded bot, item by item.
-    pub fn score(&self, r: &GradeReport) -> Vec<ItemScore> {
+    pub(crate) fn score(&self, r: &GradeReport) -> Vec<ItemScore> {
         self.items.iter().map(|item| score_item(item, r)).collect()
     }
 }

@@ -12,10 +12,10 @@
 use std::fmt;
 use std::str::FromStr;
 
-pub mod client;
+pub(crate) mod client;
 pub mod line;
 mod remote;
-pub mod server;
+pub(crate) mod server;
 
 pub use client::{connect, play_session, play_stream, ClientReport, ConnectConfig};
 pub use server::{ServeConfig, Server, ServerHandle};
@@ -62,7 +62,7 @@ pub enum Protocol {
 
 impl Protocol {
     /// The name used on the command line.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Protocol::Text => "text",
             Protocol::V1 => "v1",

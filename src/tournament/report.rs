@@ -149,7 +149,7 @@ fn buchholz_key(b: Option<f64>) -> i64 {
 /// [`Distinct::CAP`] of them: the set of fingerprints is the one thing a
 /// run keeps per game, so it stops growing there.
 #[derive(Default, Debug)]
-pub struct Distinct {
+pub(crate) struct Distinct {
     seen: HashSet<u64>,
     capped: bool,
 }
@@ -159,7 +159,7 @@ impl Distinct {
     pub(crate) const CAP: usize = 1 << 20;
 
     /// Adds one game's fingerprint.
-    pub fn add(&mut self, fp: u64) {
+    pub(crate) fn add(&mut self, fp: u64) {
         if self.seen.len() < Self::CAP {
             self.seen.insert(fp);
         } else if !self.seen.contains(&fp) {
@@ -168,7 +168,7 @@ impl Distinct {
     }
 
     /// The count (at most [`Distinct::CAP`]).
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.seen.len() as u64
     }
 
@@ -180,7 +180,7 @@ impl Distinct {
 
 impl Summary {
     /// A summary of `records` (in any order).
-    pub fn from_records<'a, G: Game>(
+    pub(crate) fn from_records<'a, G: Game>(
         options: &crate::game::GameOptions,
         seed: u64,
         scheduled: u64,

@@ -66,7 +66,7 @@ fn mover_can_win_a_board(pos: &Uttt) -> bool {
 /// board, else block the opponent's local win, else avoid sending the
 /// opponent to a board where they can win at once or to a free choice;
 /// random among equals.
-pub struct Greedy;
+pub(crate) struct Greedy;
 
 impl Greedy {
     /// A greedy bot seeded by `seed`.
