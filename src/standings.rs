@@ -199,7 +199,7 @@ impl Standings {
     }
 
     /// Counts one finished game.
-    pub fn add(&mut self, rec: &GameRecord) {
+    pub(crate) fn add(&mut self, rec: &GameRecord) {
         self.games += 1;
         match self.terminations.get_mut(rec.termination.name()) {
             Some(n) => *n += 1,

@@ -108,17 +108,19 @@ impl Pentanomial {
     }
 
     /// Pairs counted.
-    pub fn pairs(&self) -> u64 {
+    pub(crate) fn pairs(&self) -> u64 {
         self.counts.iter().sum()
     }
 
     /// Games counted: two per pair.
-    pub fn games(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn games(&self) -> u64 {
         2 * self.pairs()
     }
 
     /// Points per game, 0..=1 (0 for no pairs, as [`Wdl::score`]).
-    pub fn score(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn score(&self) -> f64 {
         let pairs = self.pairs();
         if pairs == 0 {
             return 0.0;
@@ -629,7 +631,7 @@ impl Sprt {
 
     /// A validated test: 0 < alpha, beta < 1, alpha + beta < 1,
     /// elo0 < elo1, both within the model's limit.
-    pub fn new(
+    pub(crate) fn new(
         elo0: f64,
         elo1: f64,
         alpha: f64,

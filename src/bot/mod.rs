@@ -143,7 +143,7 @@ pub struct Params {
 
 impl Params {
     /// Parses `k=v,k=v` for the bot named `bot` (used in error messages).
-    pub fn parse(bot: &str, text: &str) -> Result<Params, BotError> {
+    pub(crate) fn parse(bot: &str, text: &str) -> Result<Params, BotError> {
         let mut values = BTreeMap::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| {
@@ -165,7 +165,7 @@ impl Params {
     }
 
     /// Fails on any key not in `known`, naming it and the accepted keys.
-    pub fn only(&self, known: &[&str]) -> Result<(), BotError> {
+    pub(crate) fn only(&self, known: &[&str]) -> Result<(), BotError> {
         for k in self.values.keys() {
             if !known.contains(&k.as_str()) {
                 let accepted = if known.is_empty() {
@@ -183,7 +183,7 @@ impl Params {
     }
 
     /// A typed parameter, or `default` when absent.
-    pub fn get<T: FromStr>(&self, key: &str, default: T) -> Result<T, BotError> {
+    pub(crate) fn get<T: FromStr>(&self, key: &str, default: T) -> Result<T, BotError> {
         match self.values.get(key) {
             None => Ok(default),
             Some(v) => v.parse().map_err(|_| {
@@ -196,7 +196,7 @@ impl Params {
     }
 
     /// A typed parameter if present.
-    pub fn opt<T: FromStr>(&self, key: &str) -> Result<Option<T>, BotError> {
+    pub(crate) fn opt<T: FromStr>(&self, key: &str) -> Result<Option<T>, BotError> {
         match self.values.get(key) {
             None => Ok(None),
             Some(v) => v.parse().map(Some).map_err(|_| {

@@ -48,7 +48,7 @@ impl Seat {
     }
 
     /// 0 for player 1, 1 for player 2: an index into per-seat arrays.
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         match self {
             Seat::One => 0,
             Seat::Two => 1,
@@ -152,7 +152,7 @@ impl GameKind {
     }
 
     /// The board count of `opts` when the game has one.
-    pub fn boards(self, opts: &GameOptions) -> Option<u8> {
+    pub(crate) fn boards(self, opts: &GameOptions) -> Option<u8> {
         self.has_boards().then_some(opts.boards)
     }
 }
@@ -209,7 +209,7 @@ pub struct ParseError(String);
 
 impl ParseError {
     /// A parse error with this message.
-    pub fn new(msg: impl Into<String>) -> Self {
+    pub(crate) fn new(msg: impl Into<String>) -> Self {
         ParseError(msg.into())
     }
 }

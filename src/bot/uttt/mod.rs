@@ -70,7 +70,7 @@ pub(crate) struct Greedy;
 
 impl Greedy {
     /// A greedy bot seeded by `seed`.
-    pub fn bot(seed: u64) -> RuleBot<Uttt> {
+    pub(crate) fn bot(seed: u64) -> RuleBot<Uttt> {
         RuleBot::new("greedy", Self::candidates, seed)
     }
 
@@ -123,7 +123,7 @@ pub(crate) struct SearchBot {
 
 impl SearchBot {
     /// A bot named `name` searching with `config`, seeded by `seed`.
-    pub fn new(name: &'static str, config: SearchConfig, seed: u64) -> Self {
+    pub(crate) fn new(name: &'static str, config: SearchConfig, seed: u64) -> Self {
         SearchBot {
             name,
             search: Mcts::new(config, seed),
