@@ -36,7 +36,7 @@ use crate::tournament::{RunOptions, Summary};
 
 /// Forfeits whose details a match keeps (the first ones, by game id); the
 /// rest are counted.
-pub const FORFEITS_KEPT: usize = 20;
+pub(crate) const FORFEITS_KEPT: usize = 20;
 
 /// Shortest time between two running summaries sent to the observer's
 /// status (a progress bar redraws no faster).
@@ -85,7 +85,7 @@ pub struct MatchStats {
 impl MatchStats {
     /// The statistics as JSON: counts, Elo intervals (numbers, or `"+inf"`
     /// and `"-inf"` when unbounded), LOS and draw ratio.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({
             "wins": self.wdl.wins,
             "draws": self.wdl.draws,
@@ -209,7 +209,7 @@ impl MatchReport {
     }
 
     /// The per-bot standings, first bot first.
-    pub fn bots(&self) -> Vec<&BotStats> {
+    pub(crate) fn bots(&self) -> Vec<&BotStats> {
         self.names
             .iter()
             .filter_map(|n| self.summary.standings.bots.get(n))
@@ -424,7 +424,7 @@ fn settings<G: BuiltinBots>(
 }
 
 /// The most games a match plays.
-pub const MAX_GAMES: u64 = 1 << 40;
+pub(crate) const MAX_GAMES: u64 = 1 << 40;
 
 /// Checks a match's number of games: even (games come in pairs), at least
 /// 2 and at most [`MAX_GAMES`] (a match streams its games, so memory does

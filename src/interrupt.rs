@@ -42,7 +42,7 @@ pub fn signal_name(signal: i32) -> &'static str {
 
 /// Marks the run interrupted by `signal` and kills every bot alive (what
 /// the signal thread does; also for tests and embedders).
-pub fn interrupt(signal: i32) {
+pub(crate) fn interrupt(signal: i32) {
     SIGNAL.store(signal, Ordering::Release);
     process::kill_all();
 }

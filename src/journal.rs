@@ -38,13 +38,13 @@ use crate::bot::BotSpec;
 use crate::record::GameRecord;
 
 /// The file of finished games in a run folder.
-pub const GAMES: &str = "games.jsonl";
+pub(crate) const GAMES: &str = "games.jsonl";
 /// The configuration copy in a run folder.
 pub const CONFIG: &str = "tournament.toml";
 /// What else decides the games: the bots' programs.
 pub(crate) const FINGERPRINT: &str = "fingerprint.json";
 /// What the report shows about the run (its settings, title and date).
-pub const SETTINGS: &str = "run.json";
+pub(crate) const SETTINGS: &str = "run.json";
 /// The lock file held by the run writing the folder.
 pub(crate) const LOCK: &str = ".referee.lock";
 
@@ -281,7 +281,8 @@ impl RunFolder {
     /// hold the same `config` and `bots` (the refusal names what differs).
     /// Writes the configuration and fingerprint; returns the folder and the
     /// games already played.
-    pub fn start(
+    #[cfg(test)]
+    pub(crate) fn start(
         dir: &Path,
         config: &toml::Table,
         bots: &[BotPrint],
@@ -296,7 +297,7 @@ impl RunFolder {
         Ok((folder, games))
     }
 
-    /// [`RunFolder::start`] that hands the games already played to `each`,
+    /// `RunFolder::start` (tests) that hands the games already played to `each`,
     /// one at a time, instead of keeping them (the result's `records` is
     /// empty): a resumed run of any length reads its folder in bounded
     /// memory. The folder is checked against `config` and `bots` before any
@@ -404,11 +405,6 @@ impl RunFolder {
         Ok(dropped)
     }
 
-    /// The folder.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// Appends one game: its JSON and a newline in one `write`.
     pub fn append(&self, rec: &GameRecord) -> anyhow::Result<()> {
         // Sized for a typical line so the buffer is not regrown while
@@ -471,7 +467,7 @@ pub(crate) fn config_differences(old: &toml::Table, new: &toml::Table) -> Vec<St
 
 /// What decides one bot's games, as a run folder keeps it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BotPrint {
+pub(crate) struct BotPrint {
     /// The name the bot plays under.
     pub name: String,
     /// A built-in with its parameters (`optimal:iters=5000`), or the
@@ -494,7 +490,7 @@ pub struct BotPrint {
 
 impl BotPrint {
     /// The fingerprint of bot `spec` playing as `name`.
-    pub fn of(name: &str, spec: &BotSpec) -> BotPrint {
+    pub(crate) fn of(name: &str, spec: &BotSpec) -> BotPrint {
         match spec {
             BotSpec::Builtin(b) => BotPrint {
                 name: name.to_string(),
@@ -662,7 +658,7 @@ pub struct BotAbout {
 
 impl BotAbout {
     /// Bot `spec` of game `G` playing as `name`.
-    pub fn of<G: crate::bot::BuiltinBots>(name: &str, spec: &BotSpec) -> BotAbout {
+    pub(crate) fn of<G: crate::bot::BuiltinBots>(name: &str, spec: &BotSpec) -> BotAbout {
         match spec {
             BotSpec::Builtin(b) => BotAbout {
                 name: name.to_string(),
@@ -683,7 +679,10 @@ impl BotAbout {
 impl RunSettings {
     /// Settings of format `format` for game `G`, stamped with the time now
     /// and this referee's version; the caller fills in the rest.
-    pub fn new<G: crate::game::Game>(format: &str, options: &crate::game::GameOptions) -> Self {
+    pub(crate) fn new<G: crate::game::Game>(
+        format: &str,
+        options: &crate::game::GameOptions,
+    ) -> Self {
         RunSettings {
             format: format.to_string(),
             game: G::KIND.name().to_string(),

@@ -5,7 +5,7 @@
 use crate::game::{Game, GameOptions, Outcome, ParseError};
 
 /// The verdict word for a position.
-pub fn verdict<G: Game>(pos: &G) -> &'static str {
+pub(crate) fn verdict<G: Game>(pos: &G) -> &'static str {
     match pos.outcome() {
         Some(Outcome::Win(s)) if s.number() == 1 => "A",
         Some(Outcome::Win(_)) => "B",

@@ -37,7 +37,7 @@ pub struct OpeningsError(pub String);
 /// One opening: the start position and the moves played from it before
 /// the bots take over.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Opening<G: Game> {
+pub(crate) struct Opening<G: Game> {
     /// The position the game starts from.
     pub start: G,
     /// Moves forced on both bots from `start`.

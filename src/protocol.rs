@@ -136,7 +136,7 @@ pub enum Command<G> {
 /// `name NAME`: the line a network client may send first, to play under a
 /// name of its choice (client to server; docs/network.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NameLine(pub String);
+pub(crate) struct NameLine(pub String);
 
 impl fmt::Display for NameLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -147,7 +147,7 @@ impl fmt::Display for NameLine {
 impl NameLine {
     /// The name a `name NAME` line declares (unchecked), or `None` for any
     /// other line.
-    pub fn parse(line: &str) -> Option<NameLine> {
+    pub(crate) fn parse(line: &str) -> Option<NameLine> {
         line.trim()
             .strip_prefix("name ")
             .map(|n| NameLine(n.trim().to_string()))
@@ -256,7 +256,7 @@ pub(crate) struct Allowance {
 
 impl Allowance {
     /// The whole limit for this reply.
-    pub fn limit(&self) -> Duration {
+    pub(crate) fn limit(&self) -> Duration {
         Duration::from_millis(self.move_ms + self.startup_ms)
     }
 
@@ -293,7 +293,7 @@ pub(crate) struct Breach {
 
 impl Breach {
     /// A breach with its reason and what happened; no evidence yet.
-    pub fn new(reason: ForfeitReason, detail: impl Into<String>) -> Self {
+    pub(crate) fn new(reason: ForfeitReason, detail: impl Into<String>) -> Self {
         Breach {
             reason,
             detail: detail.into(),

@@ -138,7 +138,7 @@ impl fmt::Display for Forfeit {
 
 /// Escapes a raw reply for records: control characters and non-ASCII as
 /// escapes, cut at 200 characters.
-pub fn escape_line(raw: &[u8]) -> String {
+pub(crate) fn escape_line(raw: &[u8]) -> String {
     let mut out = String::new();
     for &b in raw {
         if out.len() >= 200 {
@@ -219,7 +219,7 @@ pub struct GameRecord {
 
 impl GameRecord {
     /// The outcome: a win for the recorded winner, else a draw.
-    pub fn outcome(&self) -> Outcome {
+    pub(crate) fn outcome(&self) -> Outcome {
         match self.winner {
             Some(s) => Outcome::Win(s),
             None => Outcome::Draw,
@@ -227,7 +227,7 @@ impl GameRecord {
     }
 
     /// Points scored by the named seat: win 1, draw 0.5, loss 0.
-    pub fn points(&self, seat: Seat) -> f64 {
+    pub(crate) fn points(&self, seat: Seat) -> f64 {
         self.outcome().points(seat)
     }
 }

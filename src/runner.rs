@@ -40,7 +40,7 @@ pub struct Entrant {
 
 /// A random opening of up to `plies` moves that never ends the game: when
 /// every move would finish it, the opening stops early.
-pub fn opening<G: Game>(start: &G, plies: usize, opening_seed: u64) -> Vec<G::Move> {
+pub(crate) fn opening<G: Game>(start: &G, plies: usize, opening_seed: u64) -> Vec<G::Move> {
     let mut rng = seed::rng(opening_seed);
     let mut pos = start.clone();
     let mut moves = Vec::new();

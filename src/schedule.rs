@@ -116,7 +116,7 @@ impl Schedule {
     }
 
     /// Number of games.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.pairs.len() as u64 * self.games_per_pairing
     }
 
@@ -131,7 +131,7 @@ impl Schedule {
 
     /// The ids of shard `k` of `n` (1-based `k`): a contiguous block of
     /// whole pairs of games, the blocks together covering every id once.
-    pub fn shard(&self, k: u64, n: u64) -> std::ops::Range<u64> {
+    pub(crate) fn shard(&self, k: u64, n: u64) -> std::ops::Range<u64> {
         let couples = self.total() / 2;
         let lo = couples * (k - 1) / n;
         let hi = couples * k / n;

@@ -50,7 +50,7 @@ impl Wdl {
     }
 
     /// Counts one result of this side's.
-    pub fn record(&mut self, result: crate::bot::BotResult) {
+    pub(crate) fn record(&mut self, result: crate::bot::BotResult) {
         match result {
             crate::bot::BotResult::Win => self.wins += 1,
             crate::bot::BotResult::Draw => self.draws += 1,
@@ -64,7 +64,7 @@ impl Wdl {
     }
 
     /// `W-D-L` text.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         format!("{}-{}-{}", self.wins, self.draws, self.losses)
     }
 }
@@ -90,7 +90,7 @@ pub struct BotStats {
 
 impl BotStats {
     /// Mean move time in µs (0 with no moves).
-    pub fn avg_move_us(&self) -> f64 {
+    pub(crate) fn avg_move_us(&self) -> f64 {
         if self.moves == 0 {
             0.0
         } else {
@@ -99,7 +99,7 @@ impl BotStats {
     }
 
     /// Total forfeits.
-    pub fn forfeit_count(&self) -> u64 {
+    pub(crate) fn forfeit_count(&self) -> u64 {
         self.forfeits.values().sum()
     }
 }
@@ -199,7 +199,7 @@ impl Standings {
     }
 
     /// Counts one finished game.
-    pub fn add(&mut self, rec: &GameRecord) {
+    pub(crate) fn add(&mut self, rec: &GameRecord) {
         self.games += 1;
         match self.terminations.get_mut(rec.termination.name()) {
             Some(n) => *n += 1,

@@ -108,17 +108,19 @@ impl Pentanomial {
     }
 
     /// Pairs counted.
-    pub fn pairs(&self) -> u64 {
+    pub(crate) fn pairs(&self) -> u64 {
         self.counts.iter().sum()
     }
 
     /// Games counted: two per pair.
-    pub fn games(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn games(&self) -> u64 {
         2 * self.pairs()
     }
 
     /// Points per game, 0..=1 (0 for no pairs, as [`Wdl::score`]).
-    pub fn score(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn score(&self) -> f64 {
         let pairs = self.pairs();
         if pairs == 0 {
             return 0.0;
@@ -133,7 +135,8 @@ impl Pentanomial {
     }
 
     /// The same pairs seen from the second bot's side.
-    pub fn flipped(&self) -> Pentanomial {
+    #[cfg(test)]
+    pub(crate) fn flipped(&self) -> Pentanomial {
         let mut counts = self.counts;
         counts.reverse();
         Pentanomial { counts }
@@ -163,14 +166,14 @@ impl Elo {
     /// Logistic Elo difference whose expected score is `score`:
     /// −400·log10(1/score − 1). Scores are clamped to 0..=1, so 1 and above
     /// give +∞ and 0 and below −∞.
-    pub fn from_score(score: f64) -> Elo {
+    pub(crate) fn from_score(score: f64) -> Elo {
         let s = score.clamp(0.0, 1.0);
         // + 0.0 turns the −0 of a score of exactly 1/2 into +0.
         Elo(-400.0 * (1.0 / s - 1.0).log10() + 0.0)
     }
 
     /// Whether the value is finite.
-    pub fn is_finite(self) -> bool {
+    pub(crate) fn is_finite(self) -> bool {
         self.0.is_finite()
     }
 }
@@ -236,7 +239,8 @@ pub struct EloInterval {
 impl EloInterval {
     /// Half the interval's width, the `±` figure fastchess prints
     /// (`(upper − lower) / 2`; infinite when either end is).
-    pub fn half_width(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn half_width(&self) -> f64 {
         (self.upper.0 - self.lower.0) / 2.0
     }
 
@@ -366,7 +370,7 @@ pub fn elo_pentanomial(p: &Pentanomial) -> EloInterval {
 ///
 /// With zero variance (all pairs in one bucket) nElo is 0 if the score is
 /// ½ and ±∞ otherwise; no pairs give `+0 [-inf, +inf]`.
-pub fn nelo_pentanomial(p: &Pentanomial) -> EloInterval {
+pub(crate) fn nelo_pentanomial(p: &Pentanomial) -> EloInterval {
     let (n, mean, var, one_bucket) = moments(&PAIR_VALUES, &p.counts);
     if n == 0.0 {
         return EloInterval::unknown();
@@ -394,7 +398,7 @@ pub fn nelo_pentanomial(p: &Pentanomial) -> EloInterval {
 /// LOS = ½·(1 + erf((W − L) / √(2(W + L)))) (the classic formula of
 /// cutechess-cli and the Chess Programming Wiki, a normal approximation
 /// to the binomial of decisive games). ½ when no game was decisive.
-pub fn los(wdl: &Wdl) -> f64 {
+pub(crate) fn los(wdl: &Wdl) -> f64 {
     let decisive = wdl.wins + wdl.losses;
     if decisive == 0 {
         return 0.5;
@@ -404,7 +408,7 @@ pub fn los(wdl: &Wdl) -> f64 {
 }
 
 /// Draws over games, 0..=1 (0 for no games).
-pub fn draw_ratio(wdl: &Wdl) -> f64 {
+pub(crate) fn draw_ratio(wdl: &Wdl) -> f64 {
     if wdl.games() == 0 {
         0.0
     } else {
@@ -616,18 +620,18 @@ impl fmt::Display for SprtReport {
 impl Sprt {
     /// Largest |elo0|, |elo1| accepted in logistic Elo: the expected score
     /// is then within 0.32 % of 0 or 1, and further out it rounds to 0 or 1.
-    pub const LOGISTIC_LIMIT: f64 = 1000.0;
+    pub(crate) const LOGISTIC_LIMIT: f64 = 1000.0;
 
     /// Largest |elo0|, |elo1| accepted in normalized Elo: a t-value of
     /// 0.41 per pair. Within it the fixed point of [`Sprt::llr`] was checked
     /// to reach the likelihood's global maximum; at 150 nElo it can stop at
     /// a lesser stationary point, and past ~231 nElo its first round has no
     /// solution.
-    pub const NORMALIZED_LIMIT: f64 = 100.0;
+    pub(crate) const NORMALIZED_LIMIT: f64 = 100.0;
 
     /// A validated test: 0 < alpha, beta < 1, alpha + beta < 1,
     /// elo0 < elo1, both within the model's limit.
-    pub fn new(
+    pub(crate) fn new(
         elo0: f64,
         elo1: f64,
         alpha: f64,
@@ -667,33 +671,38 @@ impl Sprt {
     }
 
     /// H0's Elo, in the model's scale.
-    pub fn elo0(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn elo0(&self) -> f64 {
         self.elo0
     }
 
     /// H1's Elo, in the model's scale.
-    pub fn elo1(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn elo1(&self) -> f64 {
         self.elo1
     }
 
     /// The false-positive rate (accepting H1 when H0 holds).
-    pub fn alpha(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn alpha(&self) -> f64 {
         self.alpha
     }
 
     /// The false-negative rate (accepting H0 when H1 holds).
-    pub fn beta(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn beta(&self) -> f64 {
         self.beta
     }
 
     /// The Elo scale of elo0 and elo1.
-    pub fn model(&self) -> EloModel {
+    #[cfg(test)]
+    pub(crate) fn model(&self) -> EloModel {
         self.model
     }
 
     /// Wald's bounds (lower, upper) = (ln(β/(1−α)), ln((1−β)/α)): the test
     /// accepts H0 at or below `lower` and H1 at or above `upper`.
-    pub fn bounds(&self) -> (f64, f64) {
+    pub(crate) fn bounds(&self) -> (f64, f64) {
         (
             (self.beta / (1.0 - self.alpha)).ln(),
             ((1.0 - self.beta) / self.alpha).ln(),
@@ -728,7 +737,7 @@ impl Sprt {
     /// No pairs give exactly 0 (regularization alone would give about
     /// −1e-6). One-bucket counts are finite thanks to the regularization:
     /// 10 WW pairs with elo0=0, elo1=5 give +0.143 (logistic).
-    pub fn llr(&self, p: &Pentanomial) -> f64 {
+    pub(crate) fn llr(&self, p: &Pentanomial) -> f64 {
         if p.pairs() == 0 {
             return 0.0;
         }

@@ -28,7 +28,7 @@ const SEEDING_TAG: u64 = 0x0073_7769_7373;
 /// before it gives up and pairs greedily (see [`pair_round`]). Thousands of
 /// times what a round of 300 bots normally takes; it bounds the rare round
 /// (few bots, most of them met already) whose search space is exponential.
-pub const SEARCH_BUDGET: u64 = 200_000;
+pub(crate) const SEARCH_BUDGET: u64 = 200_000;
 
 /// The order of the bots before any game (the "seeding"): ties in score are
 /// broken by it, and round 1 pairs by it.
@@ -44,7 +44,7 @@ pub enum Seeding {
 
 impl Seeding {
     /// The name used in tournament files.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Seeding::Shuffle => "shuffle",
             Seeding::File => "file",
@@ -87,7 +87,7 @@ pub struct Round {
 
 /// What pairing needs to know of the rounds so far.
 #[derive(Clone, Debug)]
-pub struct History {
+pub(crate) struct History {
     n: usize,
     /// Each bot's place in the seeding (0 = first).
     seed_rank: Vec<usize>,
@@ -109,7 +109,7 @@ impl Swiss {
     /// The most rounds `bots` bots can play without a forced rematch: as
     /// many as a round-robin has (`bots - 1`, or `bots` when the number is
     /// odd and one bot sits out each round). At least 1.
-    pub fn max_rounds(bots: usize) -> u64 {
+    pub(crate) fn max_rounds(bots: usize) -> u64 {
         let n = bots.max(2) as u64;
         if n.is_multiple_of(2) {
             n - 1
@@ -121,13 +121,13 @@ impl Swiss {
     /// The default number of rounds: ⌈log2(bots)⌉ + 2, at most
     /// [`Swiss::max_rounds`]. (log2 rounds separate the winner from the
     /// field; two more sort the middle.)
-    pub fn default_rounds(bots: usize) -> u64 {
+    pub(crate) fn default_rounds(bots: usize) -> u64 {
         (ceil_log2(bots.max(2)) + 2).min(Swiss::max_rounds(bots))
     }
 
     /// Checks a number of rounds for `bots` bots (`None`: the default):
     /// 1 to [`Swiss::max_rounds`], since more rounds would force a rematch.
-    pub fn check_rounds(bots: usize, rounds: Option<i64>) -> Result<u64, String> {
+    pub(crate) fn check_rounds(bots: usize, rounds: Option<i64>) -> Result<u64, String> {
         let max = Swiss::max_rounds(bots);
         match rounds {
             None => Ok(Swiss::default_rounds(bots)),
@@ -142,33 +142,33 @@ impl Swiss {
     }
 
     /// Pairings in every round: ⌊bots / 2⌋.
-    pub fn pairs_per_round(&self) -> u64 {
+    pub(crate) fn pairs_per_round(&self) -> u64 {
         (self.bots / 2) as u64
     }
 
     /// Games in every round.
-    pub fn games_per_round(&self) -> u64 {
+    pub(crate) fn games_per_round(&self) -> u64 {
         self.pairs_per_round() * self.games_per_pairing
     }
 
     /// Games in the whole tournament.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.rounds * self.games_per_round()
     }
 
     /// The round (0-based) of game `id`.
-    pub fn round_of(&self, id: u64) -> u64 {
+    pub(crate) fn round_of(&self, id: u64) -> u64 {
         id / self.games_per_round().max(1)
     }
 
     /// The index, within its round, of the pairing game `id` belongs to.
-    pub fn pair_index(&self, id: u64) -> usize {
+    pub(crate) fn pair_index(&self, id: u64) -> usize {
         let local = id - self.round_of(id) * self.games_per_round();
         ((local / 2) % self.pairs_per_round().max(1)) as usize
     }
 
     /// The bots in seeding order (first = highest seed).
-    pub fn seeded_order(&self) -> Vec<usize> {
+    pub(crate) fn seeded_order(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.bots).collect();
         if self.seeding == Seeding::Shuffle {
             let mut rng = seed::rng(seed::derive(self.seed, &[SEEDING_TAG]));
@@ -186,7 +186,7 @@ impl Swiss {
     /// `j`-th couple of every pairing of round `r` (0-based) is
     /// `r · G/2 + j` (G games per pairing), so all pairings of a round play
     /// the same openings and later rounds move on through the suite.
-    pub fn pairing(&self, round: &Round, id: u64) -> Pairing {
+    pub(crate) fn pairing(&self, round: &Round, id: u64) -> Pairing {
         let p = self.pairs_per_round().max(1);
         let r = self.round_of(id);
         let couple = (id - r * self.games_per_round()) / 2;
@@ -202,7 +202,7 @@ impl Swiss {
 
 impl History {
     /// No rounds yet, for a tournament of shape `swiss`.
-    pub fn new(swiss: &Swiss) -> History {
+    pub(crate) fn new(swiss: &Swiss) -> History {
         let n = swiss.bots;
         let mut seed_rank = vec![0; n];
         for (place, bot) in swiss.seeded_order().into_iter().enumerate() {
@@ -219,7 +219,7 @@ impl History {
     }
 
     /// Notes a round's pairing (who met whom, who sat out).
-    pub fn add_round(&mut self, round: &Round) {
+    pub(crate) fn add_round(&mut self, round: &Round) {
         for &[a, b] in &round.pairs {
             self.met[a * self.n + b] += 1;
             self.met[b * self.n + a] += 1;
@@ -231,7 +231,7 @@ impl History {
 
     /// Counts one game: `players` by seat, and player 1's points in half
     /// points (2 a win, 1 a draw, 0 a loss).
-    pub fn add_game(&mut self, players: [usize; 2], first_half_points: u64) {
+    pub(crate) fn add_game(&mut self, players: [usize; 2], first_half_points: u64) {
         let first = first_half_points.min(2);
         self.half_points[players[0]] += first;
         self.half_points[players[1]] += 2 - first;
@@ -240,12 +240,12 @@ impl History {
     }
 
     /// Rounds in which `a` and `b` were paired.
-    pub fn met(&self, a: usize, b: usize) -> u32 {
+    pub(crate) fn met(&self, a: usize, b: usize) -> u32 {
         self.met[a * self.n + b]
     }
 
     /// Byes `bot` has had.
-    pub fn byes(&self, bot: usize) -> u32 {
+    pub(crate) fn byes(&self, bot: usize) -> u32 {
         self.byes[bot]
     }
 
@@ -272,7 +272,7 @@ impl History {
 
     /// Every bot in pairing order: score (points per game) highest first,
     /// then seeding order.
-    pub fn ranking(&self) -> Vec<usize> {
+    pub(crate) fn ranking(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.n).collect();
         order.sort_by(|&a, &b| {
             self.cmp_score(a, b)
@@ -303,7 +303,7 @@ impl History {
 ///    attempts, pair greedily instead: the highest-ranked unpaired bot takes
 ///    the first of its candidates (same order) among those it has met the
 ///    fewest times, and so on down.
-pub fn pair_round(h: &History) -> Round {
+pub(crate) fn pair_round(h: &History) -> Round {
     let mut ranking = h.ranking();
     let mut bye = None;
     if ranking.len() % 2 == 1 {

@@ -56,7 +56,7 @@ pub fn pin_current_thread(cpu: usize) {
 
 /// Does nothing off Linux.
 #[cfg(not(target_os = "linux"))]
-pub fn pin_current_thread(_cpu: usize) {}
+pub(crate) fn pin_current_thread(_cpu: usize) {}
 
 #[cfg(test)]
 mod tests {

@@ -60,7 +60,7 @@ pub(crate) struct ConsoleBot<G: Game> {
 
 impl<G: Game> ConsoleBot<G> {
     /// A console bot for `spec`; nothing starts until `begin`.
-    pub fn new(spec: ExternalSpec, time: TimeControl, seed: u64) -> Self {
+    pub(crate) fn new(spec: ExternalSpec, time: TimeControl, seed: u64) -> Self {
         ConsoleBot {
             spec,
             time,

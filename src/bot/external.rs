@@ -194,7 +194,7 @@ impl<G: Game> ExternalBot<G> {
 
     /// Time from starting the process to its first reply's newline, in µs
     /// (for a process started in this game).
-    pub fn startup_us(&self) -> Option<u64> {
+    pub(crate) fn startup_us(&self) -> Option<u64> {
         self.first_reply_us
     }
 
@@ -208,7 +208,7 @@ impl<G: Game> ExternalBot<G> {
 
     /// After the process is gone: its exit status in words (after `end`,
     /// waits for the exit, at most [`END_GRACE`]).
-    pub fn exit_status(&mut self) -> Option<&str> {
+    pub(crate) fn exit_status(&mut self) -> Option<&str> {
         self.settle();
         self.exit_status.as_deref()
     }

@@ -137,7 +137,7 @@ pub struct BotManifest {
 
 impl BotManifest {
     /// Reads a manifest file; errors name the file, line and column.
-    pub fn load(path: &Path) -> Result<BotManifest, BotError> {
+    pub(crate) fn load(path: &Path) -> Result<BotManifest, BotError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| BotError(format!("bot manifest {}: {e}", path.display())))?;
         toml::from_str(&text).map_err(|e| {

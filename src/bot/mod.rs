@@ -11,7 +11,7 @@ use crate::game::{Game, MoveList, Outcome, Seat};
 use crate::record::Forfeit;
 
 pub mod affinity;
-pub mod console;
+pub(crate) mod console;
 pub mod external;
 pub mod manifest;
 pub mod notakto;
@@ -20,10 +20,10 @@ pub mod random;
 #[cfg(target_os = "linux")]
 pub mod sandbox;
 pub mod spec;
-pub mod tictactoe;
+pub(crate) mod tictactoe;
 pub mod uttt;
 
-pub use random::RandomBot;
+pub(crate) use random::RandomBot;
 pub use spec::BotSpec;
 
 /// Time allowed to a bot: per move, and once more for start-up on the first turn.
@@ -143,7 +143,7 @@ pub struct Params {
 
 impl Params {
     /// Parses `k=v,k=v` for the bot named `bot` (used in error messages).
-    pub fn parse(bot: &str, text: &str) -> Result<Params, BotError> {
+    pub(crate) fn parse(bot: &str, text: &str) -> Result<Params, BotError> {
         let mut values = BTreeMap::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| {
@@ -164,16 +164,8 @@ impl Params {
         })
     }
 
-    /// No parameters.
-    pub fn none(bot: &str) -> Params {
-        Params {
-            bot: bot.to_string(),
-            values: BTreeMap::new(),
-        }
-    }
-
     /// Fails on any key not in `known`, naming it and the accepted keys.
-    pub fn only(&self, known: &[&str]) -> Result<(), BotError> {
+    pub(crate) fn only(&self, known: &[&str]) -> Result<(), BotError> {
         for k in self.values.keys() {
             if !known.contains(&k.as_str()) {
                 let accepted = if known.is_empty() {
@@ -191,7 +183,7 @@ impl Params {
     }
 
     /// A typed parameter, or `default` when absent.
-    pub fn get<T: FromStr>(&self, key: &str, default: T) -> Result<T, BotError> {
+    pub(crate) fn get<T: FromStr>(&self, key: &str, default: T) -> Result<T, BotError> {
         match self.values.get(key) {
             None => Ok(default),
             Some(v) => v.parse().map_err(|_| {
@@ -204,7 +196,7 @@ impl Params {
     }
 
     /// A typed parameter if present.
-    pub fn opt<T: FromStr>(&self, key: &str) -> Result<Option<T>, BotError> {
+    pub(crate) fn opt<T: FromStr>(&self, key: &str) -> Result<Option<T>, BotError> {
         match self.values.get(key) {
             None => Ok(None),
             Some(v) => v.parse().map(Some).map_err(|_| {
@@ -241,7 +233,7 @@ pub struct Builtin<G: Game> {
 }
 
 /// A built-in without parameters, made by `make` from its seed.
-pub fn plain<G: Game, B: Bot<G> + 'static>(
+pub(crate) fn plain<G: Game, B: Bot<G> + 'static>(
     params: &Params,
     make: fn(u64) -> B,
 ) -> Result<Maker<G>, BotError> {
@@ -362,7 +354,7 @@ impl BuiltinSpec {
 }
 
 /// Picks uniformly among `best`, a helper shared by bots that break ties at random.
-pub fn pick<T: Copy, R: rand::Rng + ?Sized>(best: &[T], rng: &mut R) -> Option<T> {
+pub(crate) fn pick<T: Copy, R: rand::Rng + ?Sized>(best: &[T], rng: &mut R) -> Option<T> {
     if best.is_empty() {
         None
     } else {

@@ -290,11 +290,11 @@ fn kills_last_board(pos: &Notakto, mv: NotaktoMove) -> bool {
 
 /// A beginner's rules: never kill the last live board while another move
 /// exists, and prefer moves that kill no board; random among equals.
-pub struct Greedy;
+pub(crate) struct Greedy;
 
 impl Greedy {
     /// A greedy bot seeded by `seed`.
-    pub fn bot(seed: u64) -> RuleBot<Notakto> {
+    pub(crate) fn bot(seed: u64) -> RuleBot<Notakto> {
         RuleBot::new("greedy", Self::candidates, seed)
     }
 

@@ -81,7 +81,7 @@ impl StderrLog {
     }
 
     /// At most the last `max` bytes the bot wrote (lossy UTF-8).
-    pub fn tail(&self, max: usize) -> String {
+    pub(crate) fn tail(&self, max: usize) -> String {
         let mut bytes: Vec<u8> = self.tail.iter().copied().collect();
         if bytes.len() < max {
             // Only when everything written fits in head and tail, which are
@@ -252,7 +252,7 @@ impl BotProcess {
     /// Starts the bot's command in a new process group with piped stdio,
     /// its environment (with `seed` in [`SEED_VAR`]) and its resource
     /// limits. The process inherits the calling thread's CPU affinity.
-    pub fn spawn(spec: &ExternalSpec, seed: u64) -> io::Result<BotProcess> {
+    pub(crate) fn spawn(spec: &ExternalSpec, seed: u64) -> io::Result<BotProcess> {
         let (program, args) = spec
             .command
             .split_first()
@@ -375,12 +375,12 @@ impl BotProcess {
     }
 
     /// When the process was started.
-    pub fn started(&self) -> Instant {
+    pub(crate) fn started(&self) -> Instant {
         self.started
     }
 
     /// Replies the process has given so far, over all its games.
-    pub fn answered(&self) -> u64 {
+    pub(crate) fn answered(&self) -> u64 {
         self.answered
     }
 
@@ -391,7 +391,7 @@ impl BotProcess {
 
     /// Writes `line` (which must end in a newline) to the bot's stdin,
     /// waiting for pipe space no later than `deadline`.
-    pub fn send(&mut self, line: &[u8], deadline: Instant) -> io::Result<()> {
+    pub(crate) fn send(&mut self, line: &[u8], deadline: Instant) -> io::Result<()> {
         let mut rest = line;
         while !rest.is_empty() {
             let stdin = self
@@ -520,7 +520,7 @@ impl BotProcess {
 
     /// Waits for one reply line until `deadline`. Memory stays bounded by
     /// about twice [`MAX_REPLY`] whatever the bot writes.
-    pub fn read_line(&mut self, deadline: Instant) -> io::Result<Reply> {
+    pub(crate) fn read_line(&mut self, deadline: Instant) -> io::Result<Reply> {
         let reply = self.read_until(
             |buf| buf.iter().position(|&b| b == b'\n').map(|i| i + 1),
             deadline,
@@ -569,7 +569,7 @@ impl BotProcess {
     }
 
     /// Kills the whole process group at once and reaps the process.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if self.status.is_some() {
             return;
         }
@@ -629,7 +629,7 @@ impl BotProcess {
     /// Sends `line`, closes stdin and gives the bot `grace` to exit; then kills
     /// what is left of its group and reaps it. Returns whether it exited by
     /// itself in time.
-    pub fn finish(&mut self, line: &[u8], grace: Duration) -> bool {
+    pub(crate) fn finish(&mut self, line: &[u8], grace: Duration) -> bool {
         self.send_end(line, grace);
         self.wait_exit()
     }
@@ -671,7 +671,7 @@ impl BotProcess {
     }
 
     /// The exit status in words, once the process is reaped.
-    pub fn exit_status(&self) -> Option<String> {
+    pub(crate) fn exit_status(&self) -> Option<String> {
         match self.status? {
             WaitStatus::Exited(_, code) => Some(format!("exited with code {code}")),
             WaitStatus::Signaled(_, sig, _) => Some(if sig == Signal::SIGKILL && self.killed {
@@ -698,7 +698,7 @@ impl BotProcess {
     }
 
     /// The last `max` bytes of stderr of the whole process.
-    pub fn stderr_tail(&mut self, max: usize) -> String {
+    pub(crate) fn stderr_tail(&mut self, max: usize) -> String {
         self.drain_stderr();
         self.log.tail(max)
     }

@@ -8,7 +8,7 @@ use super::{no_move_forfeit, Bot};
 use crate::game::Game;
 
 /// Plays a uniformly random legal move.
-pub struct RandomBot<G> {
+pub(crate) struct RandomBot<G> {
     rng: ChaCha8Rng,
     name: String,
     _game: PhantomData<fn() -> G>,
@@ -16,7 +16,7 @@ pub struct RandomBot<G> {
 
 impl<G: Game> RandomBot<G> {
     /// A random bot seeded by `seed`.
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         RandomBot {
             rng: crate::seed::rng(seed),
             name: "random".into(),

@@ -102,7 +102,7 @@ impl std::str::FromStr for SandboxMode {
 }
 
 /// Default process cap of a sandboxed bot (itself and everything it starts).
-pub const DEFAULT_SANDBOX_PROCESSES: u64 = 64;
+pub(crate) const DEFAULT_SANDBOX_PROCESSES: u64 = 64;
 
 /// The Landlock ABI the rules are written for; newer kernels apply them
 /// as they are, older ones lose what they lack (said by [`missing`]).

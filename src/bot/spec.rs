@@ -36,7 +36,7 @@ pub fn sandbox_check(mode: SandboxMode) -> Result<Vec<String>, String> {
 
 /// Without Linux there is no sandbox.
 #[cfg(not(target_os = "linux"))]
-pub fn sandbox_check(mode: SandboxMode) -> Result<Vec<String>, String> {
+pub(crate) fn sandbox_check(mode: SandboxMode) -> Result<Vec<String>, String> {
     match mode {
         SandboxMode::Off => Ok(Vec::new()),
         _ => Err("the sandbox needs Linux (Landlock and namespaces)".into()),

@@ -21,11 +21,11 @@ fn cells_of(mask: u16) -> MoveList<Cell> {
 
 /// The classic heuristic from the seeds: win if possible, else block, else a
 /// corner, else the centre, else a side; random among equals.
-pub struct Greedy;
+pub(crate) struct Greedy;
 
 impl Greedy {
     /// A greedy bot seeded by `seed`.
-    pub fn bot(seed: u64) -> RuleBot<TicTacToe> {
+    pub(crate) fn bot(seed: u64) -> RuleBot<TicTacToe> {
         RuleBot::new("greedy", |p| cells_of(Self::candidates(p)), seed)
     }
 
@@ -121,11 +121,11 @@ pub(crate) fn best_moves(pos: &TicTacToe) -> Vec<Cell> {
 
 /// Perfect play: never loses, wins every won position as fast as possible,
 /// loses as slowly as possible, random among equally good moves.
-pub struct Optimal;
+pub(crate) struct Optimal;
 
 impl Optimal {
     /// An optimal bot seeded by `seed` (the seed only breaks ties).
-    pub fn bot(seed: u64) -> RuleBot<TicTacToe> {
+    pub(crate) fn bot(seed: u64) -> RuleBot<TicTacToe> {
         RuleBot::new("optimal", |p| best_moves(p).into_iter().collect(), seed)
     }
 }

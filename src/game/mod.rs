@@ -11,7 +11,7 @@ use arrayvec::ArrayVec;
 use rand::Rng;
 
 pub mod grid;
-pub mod notakto;
+pub(crate) mod notakto;
 pub mod tictactoe;
 pub mod uttt;
 
@@ -48,7 +48,7 @@ impl Seat {
     }
 
     /// 0 for player 1, 1 for player 2: an index into per-seat arrays.
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         match self {
             Seat::One => 0,
             Seat::Two => 1,
@@ -147,12 +147,12 @@ impl GameKind {
 
     /// Whether the game is played on a chosen number of boards (Notakto's
     /// `--boards`); the others ignore [`GameOptions::boards`].
-    pub fn has_boards(self) -> bool {
+    pub(crate) fn has_boards(self) -> bool {
         self == GameKind::Notakto
     }
 
     /// The board count of `opts` when the game has one.
-    pub fn boards(self, opts: &GameOptions) -> Option<u8> {
+    pub(crate) fn boards(self, opts: &GameOptions) -> Option<u8> {
         self.has_boards().then_some(opts.boards)
     }
 }
@@ -209,7 +209,7 @@ pub struct ParseError(String);
 
 impl ParseError {
     /// A parse error with this message.
-    pub fn new(msg: impl Into<String>) -> Self {
+    pub(crate) fn new(msg: impl Into<String>) -> Self {
         ParseError(msg.into())
     }
 }
@@ -534,7 +534,7 @@ pub(crate) mod consistency {
     /// Plays `games` random games and checks, at every position: legal moves
     /// agree with `is_legal`, have no duplicates, a finished game has none,
     /// position and move texts round-trip, and canonical forms are right.
-    pub fn check<G: Game>(opts: &GameOptions, games: usize, seed: u64) {
+    pub(crate) fn check<G: Game>(opts: &GameOptions, games: usize, seed: u64) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         for _ in 0..games {
             let mut pos = G::start(opts);

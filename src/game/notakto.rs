@@ -28,17 +28,17 @@ pub struct NotaktoMove {
 
 impl NotaktoMove {
     /// The move on `board` (0-based, at most 25) and `cell` (0..=8).
-    pub fn new(board: u8, cell: u8) -> Option<NotaktoMove> {
+    pub(crate) fn new(board: u8, cell: u8) -> Option<NotaktoMove> {
         ((board as usize) < MAX_BOARDS && cell < 9).then_some(NotaktoMove { board, cell })
     }
 
     /// The board index, 0 for board A.
-    pub fn board(self) -> u8 {
+    pub(crate) fn board(self) -> u8 {
         self.board
     }
 
     /// The cell index 0..=8, row-major.
-    pub fn cell(self) -> u8 {
+    pub(crate) fn cell(self) -> u8 {
         self.cell
     }
 }
@@ -89,12 +89,12 @@ impl Notakto {
     }
 
     /// The X mask of board `k` (bit i = cell i).
-    pub fn board(&self, k: usize) -> u16 {
+    pub(crate) fn board(&self, k: usize) -> u16 {
         self.boards.get(k).copied().unwrap_or(0)
     }
 
     /// All boards' masks, one per board.
-    pub fn boards(&self) -> &[u16] {
+    pub(crate) fn boards(&self) -> &[u16] {
         &self.boards[..self.count as usize]
     }
 

@@ -17,18 +17,13 @@ pub struct Cell(u8);
 
 impl Cell {
     /// The cell with this index, if it is 0..=8.
-    pub fn new(index: u8) -> Option<Cell> {
+    pub(crate) fn new(index: u8) -> Option<Cell> {
         (index < 9).then_some(Cell(index))
     }
 
     /// The cell at (row, column), both 0..=2.
     pub(crate) fn from_row_col(row: u8, col: u8) -> Option<Cell> {
         (row < 3 && col < 3).then_some(Cell(row * 3 + col))
-    }
-
-    /// The index 0..=8.
-    pub fn index(self) -> u8 {
-        self.0
     }
 }
 

@@ -120,7 +120,7 @@ pub fn class_students(dir: &Path, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
 /// Checks that `dir` can hold the class's outputs: created if missing,
 /// and a file can be written in it. Run before the first student is
 /// graded, so that an unwritable folder costs nothing.
-pub fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
+pub(crate) fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("--out {}: cannot create the folder", dir.display()))?;
     tempfile::NamedTempFile::new_in(dir)

@@ -39,7 +39,7 @@ pub(crate) struct InProcess<G: Game> {
 
 impl<G: crate::bot::BuiltinBots> InProcess<G> {
     /// An oracle for the built-in `spec`, checking it can be made.
-    pub fn new(spec: BuiltinSpec, seed: u64) -> Result<Self, String> {
+    pub(crate) fn new(spec: BuiltinSpec, seed: u64) -> Result<Self, String> {
         spec.make::<G>(seed).map_err(|e| e.to_string())?;
         Ok(InProcess {
             spec,

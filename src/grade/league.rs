@@ -203,7 +203,7 @@ fn play<G: BuiltinBots>(
 }
 
 /// A student's Gradescope leaderboard columns from the class tournament.
-pub fn leaderboard_entries(row: &LeagueRow) -> Vec<LeaderboardEntry> {
+pub(crate) fn leaderboard_entries(row: &LeagueRow) -> Vec<LeaderboardEntry> {
     vec![
         LeaderboardEntry {
             name: "rank".into(),

@@ -188,7 +188,7 @@ impl Default for GradeConfig {
 impl GradeConfig {
     /// The `referee grade` command line that plays the same games with
     /// `bot` (the rubric and process settings aside).
-    pub fn command_line(&self, kind: GameKind, bot: &str) -> String {
+    pub(crate) fn command_line(&self, kind: GameKind, bot: &str) -> String {
         let mut words: Vec<String> = vec!["referee".into(), "grade".into(), kind.name().into()];
         if let Some(boards) = kind.boards(&self.options) {
             words.extend(["--boards".into(), boards.to_string()]);
@@ -416,7 +416,7 @@ pub fn grade(
 
 /// Refuses a rubric written for other settings (its `[settings]`) than
 /// the grading's game, boards, seats and time limit.
-pub fn check_rubric(kind: GameKind, cfg: &GradeConfig) -> anyhow::Result<()> {
+pub(crate) fn check_rubric(kind: GameKind, cfg: &GradeConfig) -> anyhow::Result<()> {
     let Some(rubric) = &cfg.rubric else {
         return Ok(());
     };

@@ -76,7 +76,8 @@ pub struct Item {
 }
 
 /// The visibilities Gradescope knows.
-pub const VISIBILITIES: [&str; 4] = ["visible", "hidden", "after_due_date", "after_published"];
+pub(crate) const VISIBILITIES: [&str; 4] =
+    ["visible", "hidden", "after_due_date", "after_published"];
 
 /// A rubric: items in order, and a title for the feedback.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -109,7 +110,7 @@ pub struct Settings {
 impl Settings {
     /// The first difference between what the rubric requires and what a
     /// grading run uses, as the command-line option to fix it.
-    pub fn mismatch(
+    pub(crate) fn mismatch(
         &self,
         game: GameKind,
         boards: u8,
@@ -221,7 +222,7 @@ impl Rubric {
     }
 
     /// Reads a rubric's `text`; `path` names it in errors.
-    pub fn parse(path: &Path, text: &str) -> Result<Rubric, String> {
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<Rubric, String> {
         let at = |offset: usize, msg: &str| {
             let (l, c) = line_col(text, offset);
             format!("{}:{l}:{c}: {msg}", path.display())
@@ -396,12 +397,12 @@ impl Rubric {
     }
 
     /// The points the rubric is worth.
-    pub fn max_points(&self) -> f64 {
+    pub(crate) fn max_points(&self) -> f64 {
         self.items.iter().map(|i| i.points).sum()
     }
 
     /// The built-in opponents its `score-vs` items need games against.
-    pub fn opponents(&self) -> Vec<String> {
+    pub(crate) fn opponents(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for i in &self.items {
             if let Check::ScoreVs { opponent, .. } = &i.check {
@@ -415,7 +416,7 @@ impl Rubric {
 
     /// The score needed against `opponent`: the highest `min_pct` of its
     /// items.
-    pub fn threshold_vs(&self, opponent: &str) -> f64 {
+    pub(crate) fn threshold_vs(&self, opponent: &str) -> f64 {
         self.items
             .iter()
             .filter_map(|i| match &i.check {
@@ -430,7 +431,7 @@ impl Rubric {
     }
 
     /// Whether an item needs move times.
-    pub fn needs_timing(&self) -> bool {
+    pub(crate) fn needs_timing(&self) -> bool {
         self.items.iter().any(|i| {
             matches!(
                 i.check,
@@ -440,12 +441,12 @@ impl Rubric {
     }
 
     /// Whether an item needs `referee check` run on the bot.
-    pub fn needs_check(&self) -> bool {
+    pub(crate) fn needs_check(&self) -> bool {
         self.items.iter().any(|i| i.check == Check::PassesCheck)
     }
 
     /// Scores a graded bot, item by item.
-    pub fn score(&self, r: &GradeReport) -> Vec<ItemScore> {
+    pub(crate) fn score(&self, r: &GradeReport) -> Vec<ItemScore> {
         self.items.iter().map(|item| score_item(item, r)).collect()
     }
 }

@@ -12,7 +12,7 @@ const CHUNK: usize = 4096;
 
 /// Why no line could be read.
 #[derive(Debug)]
-pub enum LineError {
+pub(crate) enum LineError {
     /// The deadline passed before a full line arrived.
     Timeout,
     /// More than the limit arrived without a newline; the rest of that line
@@ -89,7 +89,7 @@ impl<R: TimedRead> LineReader<R> {
 
     /// The next line without its `\n` (a trailing `\r` is kept for the caller
     /// to judge), or why there is none by `deadline` (`None`: no deadline).
-    pub fn read_line(&mut self, deadline: Option<Instant>) -> Result<Vec<u8>, LineError> {
+    pub(crate) fn read_line(&mut self, deadline: Option<Instant>) -> Result<Vec<u8>, LineError> {
         loop {
             if let Some(i) = self.buf[self.start..].iter().position(|&b| b == b'\n') {
                 let end = self.start + i;
@@ -174,7 +174,7 @@ impl<R: TimedRead> LineReader<R> {
     }
 
     /// Bytes received so far: 0 for a peer that never sent anything.
-    pub fn received(&self) -> u64 {
+    pub(crate) fn received(&self) -> u64 {
         self.received
     }
 }

@@ -12,22 +12,22 @@
 use std::fmt;
 use std::str::FromStr;
 
-pub mod client;
+pub(crate) mod client;
 pub mod line;
 mod remote;
-pub mod server;
+pub(crate) mod server;
 
 pub use client::{connect, play_session, play_stream, ClientReport, ConnectConfig};
 pub use server::{ServeConfig, Server, ServerHandle};
 
 /// Longest name a client may declare.
-pub const MAX_CLIENT_NAME: usize = 40;
+pub(crate) const MAX_CLIENT_NAME: usize = 40;
 
 /// Checks a name a client declares (`name NAME`, docs/network.md): 1 to
 /// [`MAX_CLIENT_NAME`] characters, letters, digits, spaces and `_-.+@`,
 /// so that it can never be mistaken for an address (`127.0.0.1:51234`,
 /// how an unnamed client is recorded). Returns it trimmed.
-pub fn check_client_name(text: &str) -> Result<String, String> {
+pub(crate) fn check_client_name(text: &str) -> Result<String, String> {
     let t = text.trim();
     if t.is_empty() {
         return Err("an empty name".into());
@@ -62,7 +62,7 @@ pub enum Protocol {
 
 impl Protocol {
     /// The name used on the command line.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Protocol::Text => "text",
             Protocol::V1 => "v1",

@@ -27,7 +27,7 @@ pub(crate) struct Conn {
 
 impl Conn {
     /// Wraps a connected stream.
-    pub fn new(stream: TcpStream, max_line: usize) -> io::Result<Conn> {
+    pub(crate) fn new(stream: TcpStream, max_line: usize) -> io::Result<Conn> {
         let read_half = stream.try_clone()?;
         Ok(Conn {
             reader: LineReader::new(read_half, max_line),
@@ -38,7 +38,7 @@ impl Conn {
     }
 
     /// Writes `text` and flushes; a failure marks the connection closed.
-    pub fn send(&mut self, text: &str) -> io::Result<()> {
+    pub(crate) fn send(&mut self, text: &str) -> io::Result<()> {
         let r = self
             .writer
             .write_all(text.as_bytes())
@@ -94,7 +94,7 @@ pub(crate) struct V1Remote {
 
 impl V1Remote {
     /// A v1 client of game `kind` with this time control.
-    pub fn new(conn: Conn, kind: GameKind, time: TimeControl) -> Self {
+    pub(crate) fn new(conn: Conn, kind: GameKind, time: TimeControl) -> Self {
         V1Remote {
             conn,
             kind,
@@ -220,7 +220,7 @@ pub(crate) struct TextRemote<G: Game> {
 
 impl<G: Game> TextRemote<G> {
     /// A text client playing against `bot`, dropped after `idle` without input.
-    pub fn new(conn: Conn, idle: Duration, bot: &str, opts: &GameOptions) -> Self {
+    pub(crate) fn new(conn: Conn, idle: Duration, bot: &str, opts: &GameOptions) -> Self {
         TextRemote {
             conn,
             idle,

@@ -264,7 +264,7 @@ impl<G: BuiltinBots> Server<G> {
     }
 
     /// Accepts clients until stopped, each on its own thread.
-    pub fn run(&self) {
+    pub(crate) fn run(&self) {
         let shared = &self.shared;
         for incoming in self.listener.incoming() {
             if shared.stop.load(Ordering::Acquire) {

@@ -46,7 +46,7 @@ fn cell(text: &str) -> String {
 }
 
 /// The verdict in one line: `PASS: 90 / 100 points`.
-pub fn verdict_line(r: &GradeReport) -> String {
+pub(crate) fn verdict_line(r: &GradeReport) -> String {
     format!(
         "{}: {} / {} points",
         if r.passed { "PASS" } else { "FAIL" },

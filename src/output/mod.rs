@@ -16,7 +16,7 @@ pub use progress::{say, Log, Observer, Progress, Silent};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 /// A table in referee's style, with this header.
-pub fn table<S: ToString>(header: impl IntoIterator<Item = S>) -> Table {
+pub(crate) fn table<S: ToString>(header: impl IntoIterator<Item = S>) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_header(
         header

@@ -113,7 +113,8 @@ impl Progress {
 
     /// Plain lines every `every`, whatever stderr is (for `--rating-interval`
     /// style output and for tests).
-    pub fn lines(every: Duration) -> Progress {
+    #[cfg(test)]
+    pub(crate) fn lines(every: Duration) -> Progress {
         Progress::with_mode(Mode::Lines { every })
     }
 

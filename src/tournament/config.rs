@@ -141,7 +141,7 @@ impl Plan {
     }
 
     /// The format's name, as in tournament files.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Plan::Fixed {
                 format: Format::RoundRobin,
@@ -235,7 +235,7 @@ impl Plan {
     }
 
     /// The tournament seed.
-    pub fn seed(&self) -> u64 {
+    pub(crate) fn seed(&self) -> u64 {
         match self {
             Plan::Fixed { schedule: s, .. } => s.seed,
             Plan::Swiss(s) => s.seed,
@@ -243,7 +243,7 @@ impl Plan {
     }
 
     /// Games in the whole tournament.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         match self {
             Plan::Fixed { schedule: s, .. } => s.total(),
             Plan::Swiss(s) => s.total(),
@@ -251,7 +251,7 @@ impl Plan {
     }
 
     /// Games each pairing plays.
-    pub fn games_per_pairing(&self) -> u64 {
+    pub(crate) fn games_per_pairing(&self) -> u64 {
         match self {
             Plan::Fixed { schedule: s, .. } => s.games_per_pairing,
             Plan::Swiss(s) => s.games_per_pairing,
@@ -771,7 +771,7 @@ impl TournamentFile {
     /// The file as a TOML table with the effective seed written in, and
     /// the opening suite's SHA-256: what an output folder keeps so that
     /// resume and merge can check they continue the same tournament.
-    pub fn canonical(&self) -> toml::Table {
+    pub(crate) fn canonical(&self) -> toml::Table {
         let mut t: toml::Table = toml::from_str(&self.text).unwrap_or_default();
         // The title decides no game: a resumed run may change it.
         t.remove("title");

@@ -3,8 +3,8 @@
 //! folder as they finish ([`crate::journal`]) and summed up at the end
 //! ([`report`]).
 
-pub mod config;
-pub mod report;
+pub(crate) mod config;
+pub(crate) mod report;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -149,17 +149,17 @@ fn buchholz_key(b: Option<f64>) -> i64 {
 /// [`Distinct::CAP`] of them: the set of fingerprints is the one thing a
 /// run keeps per game, so it stops growing there.
 #[derive(Default, Debug)]
-pub struct Distinct {
+pub(crate) struct Distinct {
     seen: HashSet<u64>,
     capped: bool,
 }
 
 impl Distinct {
     /// Most distinct games counted (about 16 MB of fingerprints).
-    pub const CAP: usize = 1 << 20;
+    pub(crate) const CAP: usize = 1 << 20;
 
     /// Adds one game's fingerprint.
-    pub fn add(&mut self, fp: u64) {
+    pub(crate) fn add(&mut self, fp: u64) {
         if self.seen.len() < Self::CAP {
             self.seen.insert(fp);
         } else if !self.seen.contains(&fp) {
@@ -168,19 +168,19 @@ impl Distinct {
     }
 
     /// The count (at most [`Distinct::CAP`]).
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.seen.len() as u64
     }
 
     /// Whether a new game came after the count reached [`Distinct::CAP`].
-    pub fn capped(&self) -> bool {
+    pub(crate) fn capped(&self) -> bool {
         self.capped
     }
 }
 
 impl Summary {
     /// A summary of `records` (in any order).
-    pub fn from_records<'a, G: Game>(
+    pub(crate) fn from_records<'a, G: Game>(
         options: &crate::game::GameOptions,
         seed: u64,
         scheduled: u64,

@@ -33,7 +33,7 @@ pub(crate) struct Element(u8);
 
 impl Element {
     /// The index 0..18 (the identity is 0).
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self.0 as usize
     }
 }
@@ -91,7 +91,7 @@ impl Default for Quotient {
 
 impl Quotient {
     /// Builds the monoid from its presentation.
-    pub fn new() -> Quotient {
+    pub(crate) fn new() -> Quotient {
         let mut words: Vec<Word> = Vec::new();
         for i in 0..2 {
             for j in 0..3 {
@@ -126,7 +126,7 @@ impl Quotient {
     }
 
     /// Every element, identity first.
-    pub fn elements(&self) -> impl Iterator<Item = Element> {
+    pub(crate) fn elements(&self) -> impl Iterator<Item = Element> {
         (0..self.words.len() as u8).map(Element)
     }
 
@@ -148,7 +148,7 @@ impl Quotient {
     }
 
     /// The element's normal form, e.g. `ab^2`, `c^2`, `1`.
-    pub fn name(&self, x: Element) -> String {
+    pub(crate) fn name(&self, x: Element) -> String {
         let w = self.words[x.index()];
         let mut s = String::new();
         for (g, &e) in ['a', 'b', 'c', 'd'].iter().zip(w.iter()) {

@@ -43,7 +43,7 @@ impl Default for Solver {
 
 impl Solver {
     /// An empty memo.
-    pub fn new() -> Solver {
+    pub(crate) fn new() -> Solver {
         Solver {
             canon: (0..512u16).map(canonical_board).collect(),
             memo: HashMap::new(),

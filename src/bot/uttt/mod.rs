@@ -66,16 +66,16 @@ fn mover_can_win_a_board(pos: &Uttt) -> bool {
 /// board, else block the opponent's local win, else avoid sending the
 /// opponent to a board where they can win at once or to a free choice;
 /// random among equals.
-pub struct Greedy;
+pub(crate) struct Greedy;
 
 impl Greedy {
     /// A greedy bot seeded by `seed`.
-    pub fn bot(seed: u64) -> RuleBot<Uttt> {
+    pub(crate) fn bot(seed: u64) -> RuleBot<Uttt> {
         RuleBot::new("greedy", Self::candidates, seed)
     }
 
     /// The moves the rules allow in `pos`, all equally good to them.
-    pub fn candidates(pos: &Uttt) -> MoveList<UtttMove> {
+    pub(crate) fn candidates(pos: &Uttt) -> MoveList<UtttMove> {
         let wins = game_winning_moves(pos);
         if !wins.is_empty() {
             return wins;
@@ -116,23 +116,18 @@ impl Greedy {
 }
 
 /// A bot that runs an [`Mcts`] search for every move.
-pub struct SearchBot {
+pub(crate) struct SearchBot {
     name: &'static str,
     search: Mcts,
 }
 
 impl SearchBot {
     /// A bot named `name` searching with `config`, seeded by `seed`.
-    pub fn new(name: &'static str, config: SearchConfig, seed: u64) -> Self {
+    pub(crate) fn new(name: &'static str, config: SearchConfig, seed: u64) -> Self {
         SearchBot {
             name,
             search: Mcts::new(config, seed),
         }
-    }
-
-    /// Statistics of the last search.
-    pub fn stats(&self) -> SearchStats {
-        self.search.stats()
     }
 }
 

@@ -26,7 +26,7 @@ pub struct PriorWeights {
 
 impl PriorWeights {
     /// The weights `optimal` uses.
-    pub const DEFAULT: PriorWeights = PriorWeights {
+    pub(crate) const DEFAULT: PriorWeights = PriorWeights {
         win_board: 1.0,
         block: 0.6,
         threat: 0.2,

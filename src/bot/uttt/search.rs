@@ -240,7 +240,7 @@ impl Mcts {
 
     /// Tells the search the harness's per-move limit, which a timed search
     /// then stays well inside (see [`Mcts::time_target`]).
-    pub fn set_move_limit(&mut self, limit: Option<Duration>) {
+    pub(crate) fn set_move_limit(&mut self, limit: Option<Duration>) {
         self.move_limit = limit;
     }
 
@@ -250,7 +250,7 @@ impl Mcts {
     /// `L - max(L / 10, 30 ms)` (900 ms of a 1 s limit), room for process
     /// scheduling and the protocol's round trip on a loaded machine. `None`
     /// without a time budget.
-    pub fn time_target(&self) -> Option<Duration> {
+    pub(crate) fn time_target(&self) -> Option<Duration> {
         let t = self.config.time?;
         let mut target = t.saturating_sub((t / 50).min(Duration::from_millis(20)));
         if let Some(limit) = self.move_limit {
