@@ -151,3 +151,38 @@ pub fn run_chromium(
     let _ = watchdog.join();
     out
 }
+
+/// Lines of a run folder's games.jsonl (0 when there is none).
+pub fn lines(dir: &str) -> usize {
+    std::fs::read_to_string(std::path::Path::new(dir).join("games.jsonl"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+/// A run folder's standings.json without the fields that measure time.
+pub fn standings(dir: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(std::path::Path::new(dir).join("standings.json"))
+        .expect("standings");
+    let mut j: serde_json::Value = serde_json::from_str(&text).expect("standings is JSON");
+    for b in j["bots"].as_array_mut().expect("bots") {
+        let o = b.as_object_mut().expect("bot");
+        o.remove("avg_move_us");
+        o.remove("max_move_us");
+    }
+    j
+}
+
+/// A run folder's games.jsonl in id order, without the measured times.
+pub fn games_without_times(dir: &str) -> Vec<serde_json::Value> {
+    let text =
+        std::fs::read_to_string(std::path::Path::new(dir).join("games.jsonl")).expect("games");
+    let mut v: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    v.sort_by_key(|g| g["id"].as_u64());
+    for g in &mut v {
+        g["times_us"] = serde_json::Value::Null;
+    }
+    v
+}

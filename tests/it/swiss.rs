@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{referee, run, stderr, stdout};
+use crate::common::{games_without_times, lines, referee, run, standings, stderr, stdout};
 
 /// Seven tic-tac-toe bots (odd: a bye every round), four rounds.
 const SEVEN: &str = "game = \"tictactoe\"\nformat = \"swiss\"\nrounds = 4\n\
@@ -32,38 +32,6 @@ fn path(dir: &tempfile::TempDir, name: &str) -> String {
     dir.path().join(name).to_string_lossy().into_owned()
 }
 
-fn lines(dir: &str) -> usize {
-    std::fs::read_to_string(Path::new(dir).join("games.jsonl"))
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
-}
-
-/// standings.json without the fields that measure time.
-fn standings(dir: &str) -> Value {
-    let text = std::fs::read_to_string(Path::new(dir).join("standings.json")).expect("standings");
-    let mut j: Value = serde_json::from_str(&text).expect("standings is JSON");
-    for b in j["bots"].as_array_mut().expect("bots") {
-        let o = b.as_object_mut().expect("bot");
-        o.remove("avg_move_us");
-        o.remove("max_move_us");
-    }
-    j
-}
-
-/// games.jsonl in id order, without the measured times.
-fn games(dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(Path::new(dir).join("games.jsonl")).expect("games");
-    let mut v: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
-    v.sort_by_key(|g| g["id"].as_u64());
-    for g in &mut v {
-        g["times_us"] = Value::Null;
-    }
-    v
-}
-
 #[test]
 fn swiss_gives_the_same_standings_at_one_and_two_jobs() {
     let tmp = temp("jobs");
@@ -78,7 +46,7 @@ fn swiss_gives_the_same_standings_at_one_and_two_jobs() {
     let o = run(&["tournament", &file, "--out", &two, "--jobs", "2"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(standings(&one), standings(&two));
-    assert_eq!(games(&one), games(&two));
+    assert_eq!(games_without_times(&one), games_without_times(&two));
 
     // 4 rounds of 3 pairings of 4 games; one bye a round, never twice to
     // the same bot; no pair meets twice.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{referee, run, stderr, stdout};
+use crate::common::{games_without_times, lines, referee, run, standings, stderr, stdout};
 
 /// A fresh temporary folder for one test, removed when dropped.
 struct TempDir {
@@ -28,38 +28,6 @@ impl TempDir {
     fn path(&self, name: &str) -> String {
         self.root.join(name).to_string_lossy().into_owned()
     }
-}
-
-fn lines(path: &str) -> usize {
-    std::fs::read_to_string(Path::new(path).join("games.jsonl"))
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
-}
-
-/// standings.json without the fields that measure time.
-fn standings(dir: &str) -> Value {
-    let text = std::fs::read_to_string(Path::new(dir).join("standings.json")).expect("standings");
-    let mut j: Value = serde_json::from_str(&text).expect("standings is JSON");
-    for b in j["bots"].as_array_mut().expect("bots") {
-        let o = b.as_object_mut().expect("bot");
-        o.remove("avg_move_us");
-        o.remove("max_move_us");
-    }
-    j
-}
-
-/// games.jsonl in id order, without the measured times.
-fn games_without_times(dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(Path::new(dir).join("games.jsonl")).expect("games");
-    let mut v: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
-    v.sort_by_key(|g| g["id"].as_u64());
-    for g in &mut v {
-        g["times_us"] = Value::Null;
-    }
-    v
 }
 
 #[test]
