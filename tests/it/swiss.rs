@@ -134,8 +134,11 @@ fn kill_9_in_the_middle_of_the_example_then_resume() {
     let total = standings(&full)["scheduled"].as_u64().unwrap_or(0) as usize;
     assert_eq!(lines(&full), total);
 
+    // The bots' private folders of a referee killed with -9 cannot be
+    // removed by it: they go under the test's folder, removed with it.
     let mut child = referee()
         .args(["tournament", file, "--out", &cut, "--jobs", "2"])
+        .env("TMPDIR", tmp.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
