@@ -186,3 +186,14 @@ pub fn games_without_times(dir: &str) -> Vec<serde_json::Value> {
     }
     v
 }
+
+/// Resumes the tournament `file` in the cut run folder `cut` (2 jobs) and
+/// checks that it ends with `total` games and the standings of the
+/// uninterrupted run in `full`.
+pub fn resume_equals_full(file: &str, cut: &str, full: &str, total: usize) {
+    let o = run(&["tournament", file, "--out", cut, "--resume", "--jobs", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("resumed"), "{}", stdout(&o));
+    assert_eq!(lines(cut), total);
+    assert_eq!(standings(cut), standings(full));
+}

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{games_without_times, lines, referee, run, standings, stderr, stdout};
+use crate::common::{
+    games_without_times, lines, referee, resume_equals_full, run, standings, stderr, stdout,
+};
 
 /// Seven tic-tac-toe bots (odd: a bye every round), four rounds.
 const SEVEN: &str = "game = \"tictactoe\"\nformat = \"swiss\"\nrounds = 4\n\
@@ -109,19 +111,7 @@ fn a_cut_swiss_run_resumes_at_its_round() {
     let mut kept: String = text.lines().take(18).map(|l| format!("{l}\n")).collect();
     kept.push_str("{\"id\":");
     std::fs::write(Path::new(&cut).join("games.jsonl"), kept).expect("write");
-    let o = run(&[
-        "tournament",
-        &file,
-        "--out",
-        &cut,
-        "--resume",
-        "--jobs",
-        "2",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("resumed"), "{}", stdout(&o));
-    assert_eq!(lines(&cut), 48);
-    assert_eq!(standings(&cut), standings(&full));
+    resume_equals_full(&file, &cut, &full, 48);
 }
 
 #[test]

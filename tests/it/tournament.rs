@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{games_without_times, lines, referee, run, standings, stderr, stdout};
+use crate::common::{
+    games_without_times, lines, referee, resume_equals_full, run, standings, stderr, stdout,
+};
 
 /// A fresh temporary folder for one test, removed when dropped.
 struct TempDir {
@@ -160,19 +162,7 @@ fn kill_9_then_resume_gives_the_uninterrupted_standings() {
     let kept = lines(&cut);
     assert!((5..120).contains(&kept), "killed after {kept} of 120 games");
 
-    let o = run(&[
-        "tournament",
-        &file,
-        "--out",
-        &cut,
-        "--resume",
-        "--jobs",
-        "2",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("resumed"), "{}", stdout(&o));
-    assert_eq!(lines(&cut), 120);
-    assert_eq!(standings(&cut), standings(&full));
+    resume_equals_full(&file, &cut, &full, 120);
 }
 
 #[test]
