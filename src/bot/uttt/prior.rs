@@ -106,7 +106,7 @@ fn send_value(closed: bool, their_wins: u16, game_loss: bool, w: &PriorWeights) 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn prior_of(pos: &Uttt, b: u8, c: u8) -> f32 {
@@ -120,9 +120,9 @@ mod tests {
         out[i]
     }
 
-    #[test]
-    fn features_add_up() {
-        // X to move in board 4, where X holds 0 and 1 and O holds 3 and 5.
+    /// X to move in board 4, where X holds 0 and 1 and O holds 3 and 5:
+    /// 4-2 wins the board.
+    pub(crate) fn board_4_win() -> Uttt {
         let text = [
             ".O..O....",
             ".........",
@@ -136,7 +136,12 @@ mod tests {
         ]
         .concat()
             + "/4/.........";
-        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn features_add_up() {
+        let p = board_4_win();
         let w = PriorWeights::DEFAULT;
         // 4-2 wins board 4 and sends O to board 2 (harmless).
         assert_eq!(prior_of(&p, 4, 2), w.win_board);

@@ -756,20 +756,7 @@ mod tests {
         };
         let mut m = Mcts::new(cfg, 1);
         // X to move in board 4, where 4-2 wins the board.
-        let text = [
-            ".O..O....",
-            ".........",
-            ".........",
-            ".........",
-            "XX.O.O...",
-            "X........",
-            ".........",
-            "X........",
-            ".........",
-        ]
-        .concat()
-            + "/4/.........";
-        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let p = super::super::prior::tests::board_4_win();
         m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
         m.expand(0, &p);
         let c = m.select(0);
