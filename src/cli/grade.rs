@@ -294,7 +294,7 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
         dir: out.clone(),
         leaderboard: Vec::new(),
     };
-    let rubric = cfg.rubric.clone().unwrap_or_else(Rubric::requirement_only);
+    let rubric = cfg.rubric();
     let (rows, failed) = match grade_class(
         args.opts.game.game,
         &args.dir,

@@ -320,11 +320,6 @@ fn write_student(
     Ok(())
 }
 
-/// The rubric grading uses.
-fn rubric_of(cfg: &GradeConfig) -> Rubric {
-    cfg.rubric.clone().unwrap_or_else(Rubric::requirement_only)
-}
-
 /// Writes `gradebook.json`, `gradebook.csv` and `grades.csv` (one row per
 /// student: total points and points per rubric item, for an LMS import)
 /// into `out`; returns their paths.
@@ -397,7 +392,7 @@ fn grade_student(
     cfg: &GradeConfig,
 ) -> (GradebookRow, Option<GradeReport>) {
     let student = student_name(dir);
-    let rubric = rubric_of(cfg);
+    let rubric = cfg.rubric();
     let error = |e: String| GradebookRow {
         student: student.clone(),
         verdict: "error".into(),

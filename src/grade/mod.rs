@@ -230,6 +230,14 @@ impl GradeConfig {
         shell_words::join(words)
     }
 
+    /// The rubric grading scores by: the one given, else the requirement
+    /// alone.
+    pub fn rubric(&self) -> rubric::Rubric {
+        self.rubric
+            .clone()
+            .unwrap_or_else(rubric::Rubric::requirement_only)
+    }
+
     /// The seats graded for game `G`.
     pub(crate) fn seats_for<G: Game>(&self) -> Vec<Seat> {
         self.seats
@@ -317,10 +325,7 @@ pub fn grade(
         }
         None => None,
     };
-    let rubric = cfg
-        .rubric
-        .clone()
-        .unwrap_or_else(rubric::Rubric::requirement_only);
+    let rubric = cfg.rubric();
     let (command, shown) = bot_text(bot)?;
     crate::with_game!(kind, G => {
         let mut spec = BotSpec::resolve::<G>(&command).with_context(|| format!("bot '{bot}'"))?;
