@@ -158,12 +158,14 @@ pub fn grade_class(
     let started = Instant::now();
     let total = students.len();
     observer.begin("students", Some(total as u64), 0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
     let failed = std::thread::scope(|s| {
         let workers: Vec<_> = (0..jobs.max(1).min(total))
             .map(|_| {
                 s.spawn(|| -> anyhow::Result<()> {
                     loop {
-                        if crate::interrupt::interrupted().is_some() {
+                        if crate::interrupt::interrupted().is_some() || stop.load(Ordering::Relaxed)
+                        {
                             return Ok(());
                         }
                         let i = next.fetch_add(1, Ordering::Relaxed);
@@ -175,7 +177,13 @@ pub fn grade_class(
                             // Its bot may have been killed by the interruption.
                             return Ok(());
                         }
-                        write_student(out, &row, report.as_ref(), &one)?;
+                        if let Err(e) = write_student(out, &row, report.as_ref(), &one) {
+                            // No more students once their files cannot be
+                            // written; the row itself is kept.
+                            stop.store(true, Ordering::Relaxed);
+                            rows.lock().unwrap_or_else(|p| p.into_inner()).push(row);
+                            return Err(e);
+                        }
                         let (line, status) = {
                             let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
                             t.add(&row.verdict);
