@@ -237,31 +237,9 @@ fn main() {
             ),
             ("kept processes (reuse), pinned", &c_reuse, 1, true),
             ("kept processes (reuse), not pinned", &c_reuse, 1, false),
-            (
-                "fresh process per game, sandboxed, pinned",
-                &c_boxed,
-                1,
-                true,
-            ),
-            (
-                "kept processes (reuse), sandboxed, pinned",
-                &c_boxed_reuse,
-                1,
-                true,
-            ),
         ] {
-            if only == "sandbox"
-                && !label.contains("sandboxed")
-                && label != "fresh process per game, default rlimits, pinned"
-                && label != "kept processes (reuse), pinned"
-            {
-                continue;
-            }
-            if spec.sandbox.is_on() && !sandbox_ok {
-                println!(
-                    "whole tictactoe games, two C bots, {label}: skipped (no full sandbox here)"
-                );
-                continue;
+            if only == "sandbox" {
+                break;
             }
             let (gps, n) = games_per_second([spec, spec], jobs, affinity, 4.0, 1_000_000);
             println!(
@@ -270,6 +248,9 @@ fn main() {
                 gps / jobs as f64
             );
         }
+    }
+    if only.is_empty() || only == "sandbox" {
+        sandbox_cost(&c, &c_boxed, &c_reuse, &c_boxed_reuse, sandbox_ok);
     }
     if only.is_empty() || only == "python" {
         let manifest = |name: &str| {
@@ -297,5 +278,51 @@ fn main() {
                 }
             );
         }
+    }
+}
+
+/// What the sandbox costs on whole games between two C bots, fresh
+/// processes and kept ones, measured in alternation (five rounds of about
+/// 1.5 s per line) so that a noisy machine weighs on both sides alike; the
+/// median of the rounds' ratios is the figure.
+fn sandbox_cost(
+    plain: &ExternalSpec,
+    boxed: &ExternalSpec,
+    plain_reuse: &ExternalSpec,
+    boxed_reuse: &ExternalSpec,
+    sandbox_ok: bool,
+) {
+    if !sandbox_ok {
+        println!("sandbox cost: skipped (no full sandbox here)");
+        return;
+    }
+    for (label, a, b) in [
+        ("fresh process per game", plain, boxed),
+        ("kept processes (reuse)", plain_reuse, boxed_reuse),
+    ] {
+        let mut ratios = Vec::new();
+        for round in 1..=5 {
+            let (without, _) = games_per_second([a, a], 1, true, 1.5, 1_000_000);
+            let (with, _) = games_per_second([b, b], 1, true, 1.5, 1_000_000);
+            ratios.push(without / with);
+            println!(
+                "sandbox cost, two C bots, {label}, pinned, round {round}: \
+                 {without:.0} games/s without, {with:.0} with: {:.2}x",
+                without / with
+            );
+        }
+        ratios.sort_by(f64::total_cmp);
+        println!(
+            "sandbox cost, {label}: median {:.2}x over 5 rounds (min {:.2}x, max {:.2}x; \
+             target {})",
+            ratios[2],
+            ratios[0],
+            ratios[4],
+            if label.starts_with("fresh") {
+                "<= 2x"
+            } else {
+                "< 1.10x"
+            }
+        );
     }
 }

@@ -264,12 +264,38 @@ impl BotProcess {
             ));
         }
         let tmp = tempfile::Builder::new().prefix("referee-bot-").tempdir()?;
+        let env = bot_env(spec, tmp.path(), seed);
+        let limits = effective_limits(&spec.limits);
+        // A sandboxed bot starts through the sandbox's own clone, which sets
+        // its limits too (docs/sandbox.md).
+        #[cfg(target_os = "linux")]
+        if spec.sandbox.is_on() {
+            super::sandbox::check(spec.sandbox).map_err(io::Error::other)?;
+            let (prepared, cgroup) =
+                super::sandbox::prepare(spec, tmp.path(), [limits[0], limits[1]], &env)?;
+            let started = Instant::now();
+            let mut groups = live();
+            let s = super::sandbox::spawn(prepared)?;
+            groups.push(s.pid.as_raw());
+            drop(groups);
+            let mut me = BotProcess::new(
+                s.pid,
+                ChildStdin::from(s.stdin),
+                ChildStdout::from(s.stdout),
+                ChildStderr::from(s.stderr),
+                started,
+                tmp,
+            );
+            me._cgroup = cgroup;
+            me.make_nonblocking()?;
+            return Ok(me);
+        }
         let mut cmd = Command::new(program);
         if !spec.inherit_env {
             cmd.env_clear();
         }
         cmd.args(args)
-            .envs(bot_env(spec, tmp.path(), seed))
+            .envs(env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -277,19 +303,6 @@ impl BotProcess {
         if let Some(dir) = &spec.cwd {
             cmd.current_dir(dir);
         }
-        let limits = effective_limits(&spec.limits);
-        // A sandboxed bot starts through a hook between fork and exec,
-        // which sets its limits too (docs/sandbox.md).
-        #[cfg(target_os = "linux")]
-        let cgroup = if spec.sandbox.is_on() {
-            super::sandbox::check(spec.sandbox).map_err(io::Error::other)?;
-            let (prepared, cgroup) =
-                super::sandbox::prepare(spec, tmp.path(), [limits[0], limits[1]])?;
-            super::sandbox::install(&mut cmd, prepared);
-            cgroup
-        } else {
-            None
-        };
         // Elsewhere than Linux the limits are set between fork and exec,
         // which keeps std from using the cheaper posix_spawn.
         #[cfg(not(target_os = "linux"))]
@@ -329,7 +342,27 @@ impl BotProcess {
             let _ = waitpid(pid, None);
             return Err(io::Error::other("child pipes missing"));
         };
-        let mut me = BotProcess {
+        let me = BotProcess::new(pid, stdin, stdout, stderr, started, tmp);
+        // On Linux the limits are set on the started process with
+        // prlimit(2): std starts it with posix_spawn (no pre-exec hook), which
+        // returns once the bot's program is exec'd, so the limits hold from
+        // its first microseconds on (what it does before them is bounded by
+        // that time, and it is sent nothing before).
+        #[cfg(target_os = "linux")]
+        apply_limits(pid, &limits)?;
+        me.make_nonblocking()?;
+        Ok(me)
+    }
+
+    fn new(
+        pid: Pid,
+        stdin: ChildStdin,
+        stdout: ChildStdout,
+        stderr: ChildStderr,
+        started: Instant,
+        tmp: tempfile::TempDir,
+    ) -> BotProcess {
+        BotProcess {
             pid,
             stdin: Some(stdin),
             stdout,
@@ -344,28 +377,21 @@ impl BotProcess {
             answered: 0,
             log_mark: 0,
             #[cfg(target_os = "linux")]
-            _cgroup: cgroup,
+            _cgroup: None,
             _tmp: Some(tmp),
-        };
-        // On Linux the limits are set on the started process with
-        // prlimit(2): std starts it with posix_spawn (no pre-exec hook), which
-        // returns once the bot's program is exec'd, so the limits hold from
-        // its first microseconds on (what it does before them is bounded by
-        // that time, and it is sent nothing before).
-        #[cfg(target_os = "linux")]
-        if !spec.sandbox.is_on() {
-            apply_limits(pid, &limits)?;
         }
-        // A bot that never reads its stdin must not block the referee's
-        // writes, and reading stderr must never block.
-        if let Some(s) = &me.stdin {
+    }
+
+    /// A bot that never reads its stdin must not block the referee's
+    /// writes, and reading stderr must never block.
+    fn make_nonblocking(&self) -> io::Result<()> {
+        if let Some(s) = &self.stdin {
             set_nonblocking(s.as_fd())?;
         }
-        if let Some(e) = &me.stderr {
+        if let Some(e) = &self.stderr {
             set_nonblocking(e.as_fd())?;
         }
-        me.log_mark = 0;
-        Ok(me)
+        Ok(())
     }
 
     /// The process id (also the process group id).
@@ -801,6 +827,65 @@ mod tests {
         assert_eq!(first_line(&spec), "none 7 tmp path mine");
         spec.inherit_env = true;
         assert_eq!(first_line(&spec), "referee 7 tmp path mine");
+    }
+
+    /// Whether this kernel gives the whole sandbox (else the sandboxed
+    /// variants of these tests say so and skip).
+    #[cfg(target_os = "linux")]
+    fn full_sandbox() -> bool {
+        let missing = super::super::sandbox::missing(super::super::sandbox::support());
+        if !missing.is_empty() {
+            eprintln!("sandboxed start not tested here: {}", missing.join("; "));
+        }
+        missing.is_empty()
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_sandboxed_start_sees_what_an_unsandboxed_one_sees() {
+        if !full_sandbox() {
+            return;
+        }
+        let boxed = |mut spec: ExternalSpec| {
+            spec.sandbox = super::super::sandbox::SandboxMode::On;
+            spec
+        };
+        // Environment, inherited or not.
+        let script = "read go; echo \"${CARGO_PKG_NAME:-none} $REFEREE_SEED ${TMPDIR:+tmp} \
+                      ${PATH:+path} $MINE\"";
+        let mut spec = sh(script);
+        spec.env.insert("MINE".into(), "mine".into());
+        assert_eq!(first_line(&boxed(spec.clone())), "none 7 tmp path mine");
+        spec.inherit_env = true;
+        assert_eq!(first_line(&boxed(spec)), "referee 7 tmp path mine");
+        // Limits.
+        let mut spec = sh("read go; echo $(ulimit -v) $(ulimit -t)");
+        spec.limits.memory_mb = Some(64);
+        spec.limits.cpu_seconds = Some(5);
+        assert_eq!(first_line(&boxed(spec)), "65536 5");
+        // Signals: none blocked, none of referee's handlers, SIGPIPE back
+        // to its default (Rust ignores it), as std starts a program.
+        let script =
+            "read go; grep -E '^Sig(Blk|Ign|Cgt)' /proc/self/status | tr '\\n\\t' '  '; echo";
+        let plain = first_line(&sh(script));
+        let mut spec = boxed(sh(script));
+        spec.sandbox_read = vec!["/proc".into()];
+        assert_eq!(first_line(&spec), plain);
+        assert!(plain.contains("SigBlk: 0000000000000000"), "{plain}");
+        // The folder: the spec's `cwd`, where a relative program is found.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("me.sh"), "read go; pwd\n").unwrap();
+        let mut spec = ExternalSpec::from_command_line("sh me.sh").unwrap();
+        spec.cwd = Some(dir.path().canonicalize().unwrap());
+        spec.sandbox_read = vec![dir.path().to_path_buf()];
+        let want = dir.path().canonicalize().unwrap();
+        assert_eq!(first_line(&boxed(spec)), want.to_string_lossy());
+        // A program that is not there fails to start as it does unsandboxed.
+        let spec = ExternalSpec::from_command_line("no-such-program-here").unwrap();
+        let plain = BotProcess::spawn(&spec, 1).unwrap_err();
+        let e = BotProcess::spawn(&boxed(spec), 1).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
+        assert_eq!(e.kind(), plain.kind());
     }
 
     #[test]

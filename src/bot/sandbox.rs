@@ -22,20 +22,23 @@
 //!   and the address space by `RLIMIT_AS`, which a process in a user
 //!   namespace cannot raise, root or not.
 //!
-//! How a sandboxed bot starts: referee forks (the hook needs a `fork`, not
-//! the faster `posix_spawn`); the child enters the new namespaces, maps its
-//! own user and group ids, joins its cgroup, sets its limits and forks
-//! again. That second child is process 1 of the new PID namespace: it
-//! applies the Landlock ruleset (prepared in referee before the fork) and
-//! executes the bot. The first child stays as a small shim that waits for
-//! it and exits the same way, so referee sees the bot's exit status. Both
-//! die with their parent (a parent-death signal).
+//! How a sandboxed bot starts ([`spawn`]): referee prepares everything
+//! (the ruleset, the filter, the cgroup, the program's path, arguments and
+//! environment as C strings), then `clone`s with `CLONE_VM | CLONE_VFORK`
+//! (as `posix_spawn` does, so nothing of referee's memory is copied) and
+//! the new namespaces. The child is process 1 of its PID namespace from the
+//! start: it joins its cgroup, maps its user and group ids, sets its limits,
+//! process group, folder and stdio, resets the signal handlers, applies the
+//! seccomp filter and the Landlock ruleset and executes the bot. It dies
+//! with the referee thread that started it (a parent-death signal).
 
 use std::ffi::CString;
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use landlock::{
@@ -45,9 +48,9 @@ use landlock::{
 use nix::errno::Errno;
 use nix::sched::{unshare, CloneFlags};
 use nix::sys::resource::{setrlimit, Resource};
-use nix::sys::signal::{kill, signal, SigHandler, Signal};
-use nix::sys::wait::{waitpid, WaitStatus};
-use nix::unistd::{fork, ForkResult, Pid};
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::waitpid;
+use nix::unistd::Pid;
 
 use super::manifest::ExternalSpec;
 
@@ -255,6 +258,7 @@ fn pids_cgroup_base() -> Option<PathBuf> {
                 continue;
             }
         }
+        sweep_stale_cgroups(&base);
         let dir = base.join(&name);
         if std::fs::create_dir(&dir).is_err() && !dir.is_dir() {
             continue;
@@ -275,6 +279,38 @@ fn pids_cgroup_base() -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// Removes the cgroups that a referee killed by SIGKILL (which cleans up
+/// nothing) left in `base`: `referee.PID` folders whose process is gone,
+/// with their (by then empty) per-bot groups. The kernel refuses to remove
+/// a group that still has a process.
+fn sweep_stale_cgroups(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("referee."))
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid <= 0 || kill(Pid::from_raw(pid), None) != Err(Errno::ESRCH) {
+            continue;
+        }
+        let dir = entry.path();
+        if let Ok(groups) = std::fs::read_dir(&dir) {
+            for g in groups.flatten() {
+                if g.file_type().is_ok_and(|t| t.is_dir()) {
+                    let _ = std::fs::remove_dir(g.path());
+                }
+            }
+        }
+        let _ = std::fs::remove_dir(&dir);
+    }
 }
 
 /// Removes the folder of per-sandbox cgroups, if this run made one (at
@@ -393,29 +429,22 @@ pub fn readable(spec: &ExternalSpec, extra: &[PathBuf]) -> Vec<PathBuf> {
         .cloned()
         .or_else(|| std::env::var("PATH").ok())
         .unwrap_or_default();
-    let path_dirs: Vec<PathBuf> = std::env::split_paths(&path_var).collect();
-    for d in &path_dirs {
+    for d in std::env::split_paths(&path_var) {
         if d.is_absolute() && d.is_dir() {
-            dirs.push(d.clone());
+            dirs.push(d);
         }
     }
-    if let Some(program) = spec.command.first() {
-        let found = if program.contains('/') {
-            Some(cwd.join(program))
-        } else {
-            path_dirs
-                .iter()
-                .map(|d| d.join(program))
-                .find(|p| p.is_file())
-        };
-        if let Some(p) = found {
-            for q in [Some(p.clone()), p.canonicalize().ok()]
-                .into_iter()
-                .flatten()
-            {
-                if let Some(dir) = q.parent() {
-                    dirs.push(installation(dir));
-                }
+    if let Some(p) = spec
+        .command
+        .first()
+        .and_then(|program| program_path(program, &cwd, &path_var))
+    {
+        for q in [Some(p.clone()), p.canonicalize().ok()]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(dir) = q.parent() {
+                dirs.push(installation(dir));
             }
         }
     }
@@ -431,8 +460,9 @@ pub fn readable(spec: &ExternalSpec, extra: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-/// Everything one sandboxed start needs, prepared before the fork so that
-/// the child only makes system calls.
+/// Everything one sandboxed start needs, prepared before the clone so that
+/// the child only makes system calls: it shares referee's memory until it
+/// executes the bot, so it must not allocate, free or lock anything.
 pub(crate) struct Prepared {
     ruleset: Option<RulesetCreated>,
     setgroups: CString,
@@ -444,6 +474,68 @@ pub(crate) struct Prepared {
     filter: Option<&'static seccompiler::BpfProgram>,
     nproc: Option<u64>,
     limits: [(Resource, u64); 2],
+    exec: Exec,
+}
+
+/// The bot's program, arguments, environment and folder as C strings,
+/// with the null-terminated pointer arrays `execve` takes.
+struct Exec {
+    path: CString,
+    cwd: Option<CString>,
+    _args: Vec<CString>,
+    _env: Vec<CString>,
+    argv: Vec<*const nix::libc::c_char>,
+    envp: Vec<*const nix::libc::c_char>,
+}
+
+// SAFETY: the pointers point into the `CString`s owned alongside them,
+// which move with the struct (a `CString`'s bytes stay where they are).
+unsafe impl Send for Exec {}
+
+impl Exec {
+    fn new(
+        path: &Path,
+        args: &[String],
+        env: &[(std::ffi::OsString, std::ffi::OsString)],
+        cwd: Option<&Path>,
+    ) -> io::Result<Exec> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |b: &[u8]| {
+            CString::new(b).map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a NUL byte in the bot's command",
+                )
+            })
+        };
+        let args: Vec<CString> = args
+            .iter()
+            .map(|a| c(a.as_bytes()))
+            .collect::<io::Result<_>>()?;
+        let env: Vec<CString> = env
+            .iter()
+            .map(|(k, v)| {
+                let mut kv = k.as_bytes().to_vec();
+                kv.push(b'=');
+                kv.extend_from_slice(v.as_bytes());
+                c(&kv)
+            })
+            .collect::<io::Result<_>>()?;
+        let nul_ended = |v: &[CString]| {
+            v.iter()
+                .map(|s| s.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect()
+        };
+        Ok(Exec {
+            path: c(path.as_os_str().as_bytes())?,
+            cwd: cwd.map(|d| c(d.as_os_str().as_bytes())).transpose()?,
+            argv: nul_ended(&args),
+            envp: nul_ended(&env),
+            _args: args,
+            _env: env,
+        })
+    }
 }
 
 /// A per-sandbox cgroup, removed when dropped (once its processes are gone).
@@ -467,14 +559,68 @@ impl Drop for Cgroup {
     }
 }
 
+/// The program a bot's command names, as `execvp` would find it: a path
+/// with a `/` taken from `cwd`, a bare name looked up on `path_var`.
+fn program_path(program: &str, cwd: &Path, path_var: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    if program.contains('/') {
+        return Some(cwd.join(program));
+    }
+    std::env::split_paths(path_var)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(program))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The PATH a bot's program is looked up on: its own, or referee's.
+fn bot_path_var(spec: &ExternalSpec, env: &[(std::ffi::OsString, std::ffi::OsString)]) -> String {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.to_string_lossy().into_owned())
+        .or_else(|| spec.env.get("PATH").cloned())
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default()
+}
+
 /// Prepares the sandbox of one start of `spec`, with `tmp` its only
-/// writable folder and `limits` (address space, CPU seconds; 0: none).
+/// writable folder, `limits` (address space, CPU seconds; 0: none) and
+/// `env` its whole environment.
 pub(crate) fn prepare(
     spec: &ExternalSpec,
     tmp: &Path,
     limits: [(Resource, u64); 2],
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
 ) -> io::Result<(Prepared, Option<Cgroup>)> {
     let s = support();
+    let (program, args) = spec
+        .command
+        .split_first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
+    let cwd = match &spec.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir()?,
+    };
+    let path = program_path(program, &cwd, &bot_path_var(spec, env))
+        .ok_or_else(|| io::Error::from_raw_os_error(nix::libc::ENOENT))?;
+    let mut argv = vec![program.clone()];
+    argv.extend(args.iter().cloned());
+    // With `inherit_env`, referee's whole environment under the bot's own
+    // variables; each name once, the last value winning.
+    let mut whole: Vec<(std::ffi::OsString, std::ffi::OsString)> = Vec::new();
+    let inherited = spec
+        .inherit_env
+        .then(std::env::vars_os)
+        .into_iter()
+        .flatten();
+    for (k, v) in inherited.chain(env.iter().cloned()) {
+        whole.retain(|(old, _)| *old != k);
+        whole.push((k, v));
+    }
+    let exec = Exec::new(&path, &argv, &whole, spec.cwd.as_deref())?;
     let processes = spec
         .limits
         .processes
@@ -505,8 +651,7 @@ pub(crate) fn prepare(
                 }
             }
             let group = Cgroup(dir);
-            // The shim counts too.
-            std::fs::write(group.0.join("pids.max"), (processes + 1).to_string())?;
+            std::fs::write(group.0.join("pids.max"), processes.to_string())?;
             Some(group)
         }
         _ => None,
@@ -526,13 +671,14 @@ pub(crate) fn prepare(
             cgroup_procs,
             filter: if s.seccomp { network_filter() } else { None },
             nproc: match (s.root, s.namespaces) {
-                (false, true) => Some(processes + 1),
+                (false, true) => Some(processes),
                 // Without a namespace of its own the limit counts every
                 // process of the user, as outside the sandbox.
                 (false, false) => spec.limits.processes.filter(|&p| p > 0),
                 (true, _) => None,
             },
             limits,
+            exec,
         },
         cgroup,
     ))
@@ -573,7 +719,7 @@ fn ruleset(spec: &ExternalSpec, tmp: &Path) -> Result<RulesetCreated, String> {
 }
 
 /// Writes `data` to the file `path` with plain system calls.
-fn write_file(path: &CString, data: &[u8]) -> io::Result<()> {
+fn write_file(path: &CString, data: &[u8]) -> Result<(), Errno> {
     use nix::fcntl::{open, OFlag};
     use nix::sys::stat::Mode;
     use std::os::fd::{FromRawFd, OwnedFd};
@@ -586,120 +732,221 @@ fn write_file(path: &CString, data: &[u8]) -> io::Result<()> {
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     let n = nix::unistd::write(&fd, data)?;
     if n != data.len() {
-        return Err(io::Error::other("short write"));
+        return Err(Errno::EIO);
     }
     Ok(())
 }
 
-/// Writes the decimal `n` to the file `path` without allocating.
-fn write_number(path: &CString, mut n: u64) -> io::Result<()> {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    write_file(path, &buf[i..])
+/// A sandboxed bot just started: its process id (in referee's PID
+/// namespace; also its process group) and referee's ends of its pipes.
+pub(crate) struct Spawned {
+    pub(crate) pid: Pid,
+    pub(crate) stdin: OwnedFd,
+    pub(crate) stdout: OwnedFd,
+    pub(crate) stderr: OwnedFd,
 }
 
-/// Installs the sandbox on `cmd`: everything in `prepared` happens in the
-/// child, between `fork` and `exec`.
-pub(crate) fn install(cmd: &mut Command, mut prepared: Prepared) {
-    let hook = move || -> io::Result<()> {
-        let p = &mut prepared;
-        let die_with_parent =
-            || nix::sys::prctl::set_pdeathsig(Some(Signal::SIGKILL)).map_err(io::Error::from);
-        die_with_parent()?;
-        if let Some(procs) = &p.cgroup_procs {
-            write_number(procs, nix::unistd::getpid().as_raw() as u64)?;
+/// The steps of a sandboxed start, named in the error when one fails.
+const STEPS: [&str; 11] = [
+    "",
+    "the parent-death signal",
+    "joining the sandbox's cgroup",
+    "mapping the user and group ids",
+    "setting the resource limits",
+    "making the process group",
+    "entering the bot's folder",
+    "connecting stdin, stdout and stderr",
+    "resetting the signal handlers",
+    "applying the seccomp filter",
+    "applying the Landlock ruleset",
+];
+
+/// The child's stack until it executes the bot (it only makes system calls).
+const CHILD_STACK: usize = 256 * 1024;
+
+/// A pipe whose two ends are above stdin, stdout and stderr (so that
+/// connecting them in the child never overwrites one another) and closed on
+/// exec.
+fn pipe_above_stdio() -> io::Result<(OwnedFd, OwnedFd)> {
+    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    let lift = |fd: OwnedFd| -> io::Result<OwnedFd> {
+        if fd.as_raw_fd() > 2 {
+            return Ok(fd);
         }
-        let namespaces = support().namespaces;
-        if namespaces {
-            unshare(namespace_flags()).map_err(io::Error::from)?;
-            write_file(&p.setgroups, b"deny")?;
-            write_file(&p.uid_map_path, &p.uid_map)?;
-            write_file(&p.gid_map_path, &p.gid_map)?;
+        let raw = nix::fcntl::fcntl(fd.as_raw_fd(), nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(3))?;
+        // SAFETY: `raw` was just made by F_DUPFD_CLOEXEC and is owned by
+        // nothing else.
+        Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+    };
+    Ok((lift(r)?, lift(w)?))
+}
+
+/// Starts the bot `prepared` describes in its sandbox and returns its
+/// process and pipes.
+///
+/// The child is made by `clone` with `CLONE_VM | CLONE_VFORK` (as
+/// `posix_spawn` does) and the new namespaces: it borrows referee's memory
+/// until it executes the bot, so nothing of referee's is copied, and it is
+/// process 1 of its PID namespace from the start. A `fork` instead copied
+/// referee's page tables and made every thread of referee fault on its next
+/// write, which was most of a sandboxed start's cost.
+pub(crate) fn spawn(prepared: Prepared) -> io::Result<Spawned> {
+    use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow};
+    let (in_r, in_w) = pipe_above_stdio()?;
+    let (out_r, out_w) = pipe_above_stdio()?;
+    let (err_r, err_w) = pipe_above_stdio()?;
+    let stdio = [in_r.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd()];
+    // What failed in the child: its step (high half) and errno (low half).
+    let failure = AtomicU64::new(0);
+    let mut stack = vec![0u8; CHILD_STACK];
+    let mut flags = CloneFlags::CLONE_VM | CloneFlags::CLONE_VFORK;
+    if support().namespaces {
+        flags |= namespace_flags();
+    }
+    let p = &prepared;
+    let failed = &failure;
+    let child = Box::new(move || -> isize {
+        let (step, errno) = match child_setup(p, stdio) {
+            Ok(never) => match never {},
+            Err(e) => e,
+        };
+        failed.store(
+            ((step as u64) << 32) | errno as u32 as u64,
+            Ordering::SeqCst,
+        );
+        exit_now(127)
+    });
+    // No signal handler of referee's may run in the child, which shares
+    // referee's memory: everything is blocked across the clone, and the
+    // child resets the handlers before it unblocks.
+    let mut old = SigSet::empty();
+    pthread_sigmask(
+        SigmaskHow::SIG_SETMASK,
+        Some(&SigSet::all()),
+        Some(&mut old),
+    )?;
+    // SAFETY: the child runs `child_setup` on its own stack and only makes
+    // system calls on memory prepared before the clone, then executes the
+    // bot or exits; with CLONE_VFORK this thread waits until it has done so.
+    let res = unsafe { nix::sched::clone(child, &mut stack, flags, Some(Signal::SIGCHLD as i32)) };
+    let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+    let pid = res?;
+    drop((in_r, out_w, err_w));
+    let f = failure.load(Ordering::SeqCst);
+    if f != 0 {
+        let _ = waitpid(pid, None);
+        let (step, errno) = ((f >> 32) as usize, Errno::from_raw(f as u32 as i32));
+        // A program that cannot be executed fails as it would unsandboxed.
+        return Err(match STEPS.get(step).filter(|s| !s.is_empty()) {
+            Some(what) => io::Error::new(
+                io::Error::from(errno).kind(),
+                format!("sandbox: {what} failed: {}", errno.desc()),
+            ),
+            None => io::Error::from(errno),
+        });
+    }
+    Ok(Spawned {
+        pid,
+        stdin: in_w,
+        stdout: out_r,
+        stderr: err_r,
+    })
+}
+
+/// The child's life between the clone and the bot's `exec`: only system
+/// calls on what `prepared` holds. Returns the failed step and its errno.
+fn child_setup(
+    p: &Prepared,
+    stdio: [RawFd; 3],
+) -> Result<std::convert::Infallible, (usize, Errno)> {
+    use nix::libc;
+    let step = |n: usize| move |e: Errno| (n, e);
+    nix::sys::prctl::set_pdeathsig(Some(Signal::SIGKILL)).map_err(step(1))?;
+    if let Some(procs) = &p.cgroup_procs {
+        // "0": the writer itself, whatever its id in its new namespace.
+        write_file(procs, b"0").map_err(step(2))?;
+    }
+    if support().namespaces {
+        write_file(&p.setgroups, b"deny").map_err(step(3))?;
+        write_file(&p.uid_map_path, &p.uid_map).map_err(step(3))?;
+        write_file(&p.gid_map_path, &p.gid_map).map_err(step(3))?;
+    }
+    for &(res, value) in &p.limits {
+        if value > 0 {
+            let (_, hard) = nix::sys::resource::getrlimit(res).map_err(step(4))?;
+            let v = value.min(hard);
+            setrlimit(res, v, v).map_err(step(4))?;
         }
-        for &(res, value) in &p.limits {
-            if value > 0 {
-                let (_, hard) = nix::sys::resource::getrlimit(res)?;
-                let v = value.min(hard);
-                setrlimit(res, v, v)?;
+    }
+    // Counted in the new user namespace (the bot's own processes); root is
+    // exempt and capped by its cgroup instead.
+    if let Some(n) = p.nproc {
+        setrlimit(Resource::RLIMIT_NPROC, n, n).map_err(step(4))?;
+    }
+    nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0)).map_err(step(5))?;
+    if let Some(dir) = &p.exec.cwd {
+        nix::unistd::chdir(dir.as_c_str()).map_err(step(6))?;
+    }
+    for (target, fd) in stdio.into_iter().enumerate() {
+        // SAFETY: `fd` is open (the pipes outlive the clone) and above 2.
+        if unsafe { libc::dup2(fd, target as i32) } < 0 {
+            return Err((7, Errno::last()));
+        }
+    }
+    // Handlers go back to the default (the bot gets no handler of
+    // referee's), and SIGPIPE, which Rust programs ignore, too; signals
+    // ignored by whoever started referee stay ignored, as with std.
+    for sig in 1..libc::SIGRTMAX() {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: sigaction with plain structs on this stack.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 {
+                continue;
             }
-        }
-        // Counted in the new user namespace (this shim and the bot's own
-        // processes); root is exempt and capped by its cgroup instead.
-        if let Some(n) = p.nproc {
-            setrlimit(Resource::RLIMIT_NPROC, n, n)?;
-        }
-        if namespaces {
-            // SAFETY: the child of a fork made between fork and exec, which
-            // makes only system calls before it execs or exits.
-            match unsafe { fork() }? {
-                ForkResult::Child => {
-                    // Process 1 of the new PID namespace: the bot.
-                    die_with_parent()?;
+            let handled = old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN;
+            if handled || (sig == libc::SIGPIPE && old.sa_sigaction == libc::SIG_IGN) {
+                let mut dfl: libc::sigaction = std::mem::zeroed();
+                dfl.sa_sigaction = libc::SIG_DFL;
+                if libc::sigaction(sig, &dfl, std::ptr::null_mut()) != 0 {
+                    return Err((8, Errno::last()));
                 }
-                ForkResult::Parent { child } => shim(child),
             }
         }
-        if let Some(filter) = p.filter {
-            seccompiler::apply_filter(filter)
-                .map_err(|_| io::Error::other("the seccomp filter could not be applied"))?;
-        }
-        if let Some(r) = p.ruleset.take() {
-            r.restrict_self()
-                .map_err(|_| io::Error::other("the Landlock ruleset could not be applied"))?;
-        }
-        Ok(())
-    };
-    // SAFETY: the hook makes only system calls (no allocation, no locks):
-    // everything it needs was prepared before the fork.
+    }
+    nix::sys::signal::pthread_sigmask(
+        nix::sys::signal::SigmaskHow::SIG_SETMASK,
+        Some(&nix::sys::signal::SigSet::empty()),
+        None,
+    )
+    .map_err(step(8))?;
+    if let Some(filter) = p.filter {
+        seccompiler::apply_filter(filter).map_err(|_| (9, Errno::last()))?;
+    }
+    if let Some(r) = &p.ruleset {
+        // SAFETY: a bitwise copy of the ruleset, for this process alone:
+        // it holds a descriptor (this process's copy is closed here,
+        // referee's when referee drops its own) and plain flags, no heap.
+        let mine: RulesetCreated = unsafe { std::ptr::read(r) };
+        mine.restrict_self().map_err(|_| (10, Errno::last()))?;
+    }
+    // SAFETY: null-terminated arrays of pointers into C strings that live
+    // in `p`, which outlives this call.
     unsafe {
-        cmd.pre_exec(hook);
+        libc::execve(
+            p.exec.path.as_ptr(),
+            p.exec.argv.as_ptr(),
+            p.exec.envp.as_ptr(),
+        );
     }
-}
-
-/// The first child's life after the bot's fork: it closes what it does not
-/// need (above all referee's exec-error pipe, so that the start is reported
-/// at the bot's `exec`), waits for the bot, and exits as the bot did.
-fn shim(bot: Pid) -> ! {
-    // SAFETY: closing every descriptor above stderr, which this process
-    // (about to wait and exit) never uses again.
-    if unsafe { nix::libc::close_range(3, u32::MAX, 0) } != 0 {
-        let max_fd = nix::sys::resource::getrlimit(Resource::RLIMIT_NOFILE)
-            .map(|(soft, _)| soft.min(65536))
-            .unwrap_or(1024);
-        for fd in 3..max_fd as i32 {
-            let _ = nix::unistd::close(fd);
-        }
-    }
-    let status = loop {
-        match waitpid(bot, None) {
-            Err(Errno::EINTR) => continue,
-            other => break other,
-        }
-    };
-    match status {
-        Ok(WaitStatus::Exited(_, code)) => exit_now(code),
-        Ok(WaitStatus::Signaled(_, sig, _)) => {
-            // SAFETY: restoring the default action of a signal in a
-            // process that is about to end.
-            let _ = unsafe { signal(sig, SigHandler::SigDfl) };
-            let _ = kill(nix::unistd::getpid(), sig);
-            exit_now(128 + sig as i32)
-        }
-        _ => exit_now(1),
-    }
+    Err((0, Errno::last()))
 }
 
 fn exit_now(code: i32) -> ! {
-    // SAFETY: `_exit` ends the process at once, which is what a forked
-    // child must do instead of running the parent's exit handlers.
+    // SAFETY: `_exit` ends the process at once, which is what a child that
+    // shares its parent's memory must do instead of running exit handlers.
     unsafe { nix::libc::_exit(code) }
 }
 

@@ -424,3 +424,26 @@ fn kept_processes_play_unchanged_in_the_sandbox() {
     };
     assert_eq!(play(&["--sandbox"]), play(&[]));
 }
+
+#[test]
+fn cgroups_left_by_a_killed_referee_are_swept() {
+    // Only where referee runs as root with per-sandbox pids cgroups.
+    let Some(base) = sandbox::support()
+        .pids_cgroup
+        .as_ref()
+        .and_then(|b| b.parent())
+    else {
+        eprintln!("no pids cgroups for the sandbox here: nothing to sweep");
+        return;
+    };
+    // A referee.PID folder whose process cannot exist (above any pid_max),
+    // with a per-bot group in it, as `kill -9` leaves them.
+    let stale = base.join("referee.2147480001");
+    std::fs::create_dir_all(stale.join("bot0")).unwrap();
+    let o = run(&["sandbox"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let left = stale.exists();
+    let _ = std::fs::remove_dir(stale.join("bot0"));
+    let _ = std::fs::remove_dir(&stale);
+    assert!(!left, "the stale cgroup folder is still there");
+}
