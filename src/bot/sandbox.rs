@@ -488,10 +488,6 @@ struct Exec {
     envp: Vec<*const nix::libc::c_char>,
 }
 
-// SAFETY: the pointers point into the `CString`s owned alongside them,
-// which move with the struct (a `CString`'s bytes stay where they are).
-unsafe impl Send for Exec {}
-
 impl Exec {
     fn new(
         path: &Path,
