@@ -396,6 +396,30 @@ fn installation(dir: &Path) -> PathBuf {
     }
 }
 
+/// The folders a command line names, from `cwd`: the folder of each file
+/// it names and each folder it names (`python3 bots/x/bot.py` names
+/// `bots/x`; `java -cp build/classes Bot` names `build/classes`). Only words
+/// with a `/` count, a `--flag=` prefix is skipped and a `:`-separated list
+/// (a class path) counts item by item.
+fn named_folders(command: &[String], cwd: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for word in command {
+        let value = match word.split_once('=') {
+            Some((flag, v)) if flag.starts_with('-') => v,
+            _ => word.as_str(),
+        };
+        for item in value.split(':').filter(|i| i.contains('/')) {
+            let p = cwd.join(item);
+            if p.is_file() {
+                out.extend(p.parent().map(Path::to_path_buf));
+            } else if p.is_dir() {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
 /// The folders a sandboxed bot may read (and run programs from):
 /// documented in docs/sandbox.md.
 pub fn readable(spec: &ExternalSpec, extra: &[PathBuf]) -> Vec<PathBuf> {
@@ -409,15 +433,15 @@ pub fn readable(spec: &ExternalSpec, extra: &[PathBuf]) -> Vec<PathBuf> {
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("."));
     // The bot's own folder: the manifest's (or `cwd`); for a bot named by a
-    // command line, the folder of the program or script it names.
+    // command line (which whoever runs referee wrote), the folders it names.
     match (&spec.manifest, &spec.cwd) {
         (Some(_), Some(dir)) => dirs.push(dir.clone()),
         _ => {
-            let named = spec.command.iter().find_map(|w| {
-                let p = cwd.join(w);
-                (w.contains('/') && p.is_file()).then(|| p.parent().map(Path::to_path_buf))?
-            });
-            dirs.push(named.unwrap_or_else(|| cwd.clone()));
+            let named = named_folders(&spec.command, &cwd);
+            if named.is_empty() {
+                dirs.push(cwd.clone());
+            }
+            dirs.extend(named);
         }
     }
     // Every folder on the bot's PATH (the folder alone: `~/.cargo/bin` on
@@ -977,6 +1001,36 @@ mod tests {
         assert!(r.iter().any(|d| d == Path::new("/usr")), "{r:?}");
         // Neither the home folder nor the root of everything.
         assert!(!r.iter().any(|d| d == Path::new("/")), "{r:?}");
+    }
+
+    #[test]
+    fn a_command_line_opens_the_files_and_folders_it_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cwd = tmp.path();
+        for d in ["bots/x", "classes", "lib", "other"] {
+            std::fs::create_dir_all(cwd.join(d)).unwrap();
+        }
+        std::fs::write(cwd.join("bots/x/bot.py"), "").unwrap();
+        let words = |line: &str| line.split(' ').map(String::from).collect::<Vec<_>>();
+        let named = |line: &str| named_folders(&words(line), cwd);
+        assert_eq!(named("python3 bots/x/bot.py"), vec![cwd.join("bots/x")]);
+        assert_eq!(
+            named("java -cp ./classes:./lib/ Bot"),
+            vec![cwd.join("./classes"), cwd.join("./lib/")]
+        );
+        assert_eq!(
+            named("node --require=./lib/ main"),
+            vec![cwd.join("./lib/")]
+        );
+        // Words without a `/` and paths that do not exist open nothing.
+        assert!(named("java -cp classes Bot").is_empty());
+        assert!(named("python3 ./missing/bot.py").is_empty());
+        // A manifest's command opens only the manifest's folder.
+        let mut spec = ExternalSpec::from_command_line("python3 ../../other").unwrap();
+        spec.cwd = Some(cwd.join("bots/x"));
+        spec.manifest = Some(cwd.join("bots/x/bot.toml"));
+        let r = readable(&spec, &[]);
+        assert!(!r.iter().any(|d| d.ends_with("other")), "{r:?}");
     }
 
     #[test]

@@ -447,3 +447,70 @@ fn cgroups_left_by_a_killed_referee_are_swept() {
     let _ = std::fs::remove_dir(&stale);
     assert!(!left, "the stale cgroup folder is still there");
 }
+
+/// Whether `program` runs here (`program --version` succeeds).
+fn installed(program: &str) -> bool {
+    std::process::Command::new(program)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn other_runtimes_play_in_the_sandbox() {
+    if !full_sandbox() {
+        return;
+    }
+    // The same first-empty-cell tictactoe bot in each language, checked with
+    // and without the sandbox; a runtime that is not installed is skipped.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let node = "const rl = require('readline').createInterface({ input: process.stdin });\n\
+                rl.on('line', (l) => { const w = l.trim().split(/\\s+/);\n\
+                if (w[0] === 'turn') { process.stdout.write(w[1].indexOf('.') + '\\n'); } });\n";
+    let perl = "$| = 1;\nwhile (my $l = <STDIN>) { my @w = split ' ', $l;\n\
+                if ($w[0] eq 'turn') { print index($w[1], '.'), \"\\n\"; } }\n";
+    let java = "import java.io.*;\npublic class Bot { public static void main(String[] a) \
+                throws Exception {\n BufferedReader r = new BufferedReader(new \
+                InputStreamReader(System.in)); String l;\n while ((l = r.readLine()) != null) \
+                { String[] w = l.trim().split(\"\\\\s+\");\n if (w[0].equals(\"turn\")) { \
+                System.out.println(w[1].indexOf('.')); System.out.flush(); } } } }\n";
+    std::fs::write(dir.join("bot.js"), node).unwrap();
+    std::fs::write(dir.join("bot.pl"), perl).unwrap();
+    std::fs::write(dir.join("Bot.java"), java).unwrap();
+    let mut checked = Vec::new();
+    if installed("node") {
+        checked.push(format!("node {}", dir.join("bot.js").display()));
+    }
+    if installed("perl") {
+        checked.push(format!("perl {}", dir.join("bot.pl").display()));
+    }
+    let compiled = installed("javac")
+        && std::process::Command::new("javac")
+            .arg(dir.join("Bot.java"))
+            .current_dir(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+    if compiled && installed("java") {
+        checked.push(format!("java -cp {} Bot", dir.display()));
+    }
+    if checked.is_empty() {
+        eprintln!("no Node, Perl or Java here: nothing to check");
+    }
+    for bot in &checked {
+        for sandbox in [&[][..], &["--sandbox"][..]] {
+            let mut args = vec!["check", "tictactoe", bot.as_str()];
+            args.extend_from_slice(sandbox);
+            let o = run(&args);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{bot} {sandbox:?}: {}{}",
+                stdout(&o),
+                stderr(&o)
+            );
+        }
+    }
+}
