@@ -22,6 +22,10 @@
 //! `UTTT_PRIOR_WEIGHTS` (the six feature weights of the prior, comma
 //! separated). `UTTT_SPEED=1` measures iterations per second of both
 //! engines instead (the ratio converts equal time to iteration budgets).
+//! `UTTT_TIME_MS` gives both engines a wall-time budget per move instead of
+//! iterations (load-dependent; for speed measurements in real games). After
+//! a match the bench prints each engine's iterations per second inside the
+//! games played (tree reuse and its copy included).
 //! The results do not depend on the number of threads.
 //! A benchmark, not a test: it takes a minute or more.
 
@@ -81,6 +85,7 @@ fn ours(iters: u32) -> SearchConfig {
     }
     SearchConfig {
         iterations: iters,
+        time: time_budget(),
         prior,
         exploration: env_percent("UTTT_C_PERCENT", base.exploration),
         playout_random_permille: env_u64("UTTT_PLAYOUT_RANDOM", base.playout_random_permille as u64)
@@ -106,6 +111,15 @@ impl Engine {
         }
     }
 
+    /// Optimal's time before its first iteration (tree reuse) and tree
+    /// size after the search; zero for the baseline.
+    fn setup(&self) -> (u64, u64) {
+        match self {
+            Engine::Ours(m) => (m.stats().setup.as_nanos() as u64, m.stats().nodes as u64),
+            Engine::Baseline(_) => (0, 0),
+        }
+    }
+
     fn iterations(&self) -> u32 {
         match self {
             Engine::Ours(m) => m.stats().iterations,
@@ -126,10 +140,28 @@ fn opponent(kind: &str, iters: u32, seed: u64) -> Engine {
         _ => Engine::Baseline(BaselineMcts::new(
             BaselineConfig {
                 iterations: iters,
+                time: time_budget(),
                 ..BaselineConfig::optimal()
             },
             seed,
         )),
+    }
+}
+
+/// Wall time (ns), iterations and searched moves of each engine in the
+/// games played (optimal first): their speed inside real games, with tree
+/// reuse, mid-game positions and the reuse's copy counted.
+/// Optimal's also counts its setup time (ns) and its tree nodes.
+static IN_GAMES: [[AtomicU64; 5]; 2] = [
+    [const { AtomicU64::new(0) }; 5],
+    [const { AtomicU64::new(0) }; 5],
+];
+
+/// The wall-time budget per move of both engines (`UTTT_TIME_MS`), if any.
+fn time_budget() -> Option<std::time::Duration> {
+    match env_u64("UTTT_TIME_MS", 0) {
+        0 => None,
+        ms => Some(std::time::Duration::from_millis(ms)),
     }
 }
 
@@ -143,17 +175,53 @@ fn game(opening: &[UtttMove], optimal_seat: Seat, cfg: (&str, u32, u32), seed: u
     let mut optimal = Engine::Ours(Mcts::new(ours(iters), seed));
     let mut other = opponent(kind, opp_iters, seed ^ 0x9e37_79b9);
     while pos.outcome().is_none() {
-        let engine = if pos.to_move() == optimal_seat {
-            &mut optimal
+        let (engine, k) = if pos.to_move() == optimal_seat {
+            (&mut optimal, 0)
         } else {
-            &mut other
+            (&mut other, 1)
         };
-        match engine.search(&pos) {
+        let start = std::time::Instant::now();
+        let mv = engine.search(&pos);
+        let ns = start.elapsed().as_nanos() as u64;
+        let it = engine.iterations() as u64;
+        if it > 0 {
+            IN_GAMES[k][0].fetch_add(ns, Ordering::Relaxed);
+            IN_GAMES[k][1].fetch_add(it, Ordering::Relaxed);
+            IN_GAMES[k][2].fetch_add(1, Ordering::Relaxed);
+            let (setup, nodes) = engine.setup();
+            IN_GAMES[k][3].fetch_add(setup, Ordering::Relaxed);
+            IN_GAMES[k][4].fetch_add(nodes, Ordering::Relaxed);
+        }
+        match mv {
             Some(mv) => pos.play_unchecked(mv),
             None => break,
         }
     }
     pos.outcome().map_or(0.5, |o| o.points(optimal_seat))
+}
+
+/// Prints the engines' speed inside the games played.
+fn print_in_games(kind: &str) {
+    let mut rates = [0f64; 2];
+    for (k, name) in [(0, "optimal"), (1, kind)] {
+        let ns = IN_GAMES[k][0].load(Ordering::Relaxed) as f64;
+        let it = IN_GAMES[k][1].load(Ordering::Relaxed) as f64;
+        let moves = IN_GAMES[k][2].load(Ordering::Relaxed).max(1) as f64;
+        rates[k] = it / (ns / 1e9).max(1e-9);
+        println!(
+            "in games, {name}: {:.0} iterations/s, {:.0} iterations and {:.1} ms per searched move ({moves} moves)",
+            rates[k],
+            it / moves,
+            ns / 1e6 / moves
+        );
+    }
+    let moves = IN_GAMES[0][2].load(Ordering::Relaxed).max(1) as f64;
+    println!(
+        "in games, optimal's setup (tree reuse): {:.2} ms per searched move; {:.0} nodes per tree",
+        IN_GAMES[0][3].load(Ordering::Relaxed) as f64 / 1e6 / moves,
+        IN_GAMES[0][4].load(Ordering::Relaxed) as f64 / moves
+    );
+    println!("in games, ratio {:.3}", rates[0] / rates[1].max(1e-9));
 }
 
 /// Iterations per second of optimal (with the environment's knobs) and of
@@ -205,7 +273,12 @@ fn main() {
         speed(&kind);
         return;
     }
-    let iters = env_u64("UTTT_ITERS", 2000).clamp(1, u32::MAX as u64) as u32;
+    let default_iters = if time_budget().is_some() {
+        u32::MAX
+    } else {
+        2000
+    };
+    let iters = env_u64("UTTT_ITERS", default_iters as u64).clamp(1, u32::MAX as u64) as u32;
     let opp_iters = env_u64("UTTT_OPP_ITERS", iters as u64).clamp(1, u32::MAX as u64) as u32;
     let kind = std::env::var("UTTT_OPPONENT").unwrap_or_else(|_| "baseline".into());
     if kind != "baseline" && kind != "uct" {
@@ -279,4 +352,5 @@ fn main() {
         elo.to_string(),
     ]);
     println!("{table}");
+    print_in_games(&kind);
 }
