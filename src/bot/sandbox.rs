@@ -447,12 +447,7 @@ pub fn readable(spec: &ExternalSpec, extra: &[PathBuf]) -> Vec<PathBuf> {
     // Every folder on the bot's PATH (the folder alone: `~/.cargo/bin` on
     // PATH must not open `~/.cargo`), and the program with the
     // installation it belongs to (pyenv's shims need pyenv).
-    let path_var = spec
-        .env
-        .get("PATH")
-        .cloned()
-        .or_else(|| std::env::var("PATH").ok())
-        .unwrap_or_default();
+    let path_var = bot_path_var(spec);
     for d in std::env::split_paths(&path_var) {
         if d.is_absolute() && d.is_dir() {
             dirs.push(d);
@@ -595,13 +590,12 @@ fn program_path(program: &str, cwd: &Path, path_var: &str) -> Option<PathBuf> {
         })
 }
 
-/// The PATH a bot's program is looked up on: its own, or referee's.
-fn bot_path_var(spec: &ExternalSpec, env: &[(std::ffi::OsString, std::ffi::OsString)]) -> String {
-    env.iter()
-        .rev()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.to_string_lossy().into_owned())
-        .or_else(|| spec.env.get("PATH").cloned())
+/// The bot's PATH (its environment's: its own, or referee's, which every
+/// bot keeps), where its program is looked up.
+fn bot_path_var(spec: &ExternalSpec) -> String {
+    spec.env
+        .get("PATH")
+        .cloned()
         .or_else(|| std::env::var("PATH").ok())
         .unwrap_or_default()
 }
@@ -624,7 +618,7 @@ pub(crate) fn prepare(
         Some(d) => d.clone(),
         None => std::env::current_dir()?,
     };
-    let path = program_path(program, &cwd, &bot_path_var(spec, env))
+    let path = program_path(program, &cwd, &bot_path_var(spec))
         .ok_or_else(|| io::Error::from_raw_os_error(nix::libc::ENOENT))?;
     let mut argv = vec![program.clone()];
     argv.extend(args.iter().cloned());
