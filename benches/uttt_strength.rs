@@ -94,6 +94,8 @@ fn ours(iters: u32) -> SearchConfig {
         fpu_reduction: fpu,
         eval_weight: env_percent("UTTT_EVAL_PERCENT", base.eval_weight),
         cutoff_plies: env_u64("UTTT_CUTOFF", base.cutoff_plies as u64) as u32,
+        expand_visits: env_u64("UTTT_EXPAND", base.expand_visits as u64) as u32,
+        playout_block: env_u64("UTTT_PLAYOUT_BLOCK", base.playout_block as u64) != 0,
         ..base
     }
 }

@@ -13,6 +13,7 @@ use crate::game::{Game, Outcome, Seat};
 pub(super) fn informed_playout<R: Rng>(
     mut pos: Uttt,
     random_permille: u32,
+    block: bool,
     max_plies: u32,
     eval_weight: f32,
     rng: &mut R,
@@ -38,7 +39,7 @@ pub(super) fn informed_playout<R: Rng>(
         if plies == max_plies && max_plies != 0 {
             return evaluate(&pos, eval_weight);
         }
-        let Some(mv) = choose(&pos, &wins, threshold, rng) else {
+        let Some(mv) = choose(&pos, &wins, threshold, block, rng) else {
             return Outcome::Draw.points(Seat::One) as f32;
         };
         let closed = pos.closed();
@@ -77,6 +78,7 @@ fn random_threshold(permille: u32) -> u64 {
 pub(super) fn informed_move<R: Rng>(
     pos: &Uttt,
     random_permille: u32,
+    block: bool,
     rng: &mut R,
 ) -> Option<UtttMove> {
     let mut wins = [0u16; 2];
@@ -89,13 +91,19 @@ pub(super) fn informed_move<R: Rng>(
             }
         }
     }
-    choose(pos, &wins, random_threshold(random_permille), rng)
+    choose(pos, &wins, random_threshold(random_permille), block, rng)
 }
 
 /// [`informed_move`] given `wins`, the open boards where each player can
 /// complete a line at once.
 #[inline]
-fn choose<R: Rng>(pos: &Uttt, wins: &[u16; 2], threshold: u64, rng: &mut R) -> Option<UtttMove> {
+fn choose<R: Rng>(
+    pos: &Uttt,
+    wins: &[u16; 2],
+    threshold: u64,
+    block: bool,
+    rng: &mut R,
+) -> Option<UtttMove> {
     let boards = pos.playable_boards();
     if boards == 0 {
         return None;
@@ -131,6 +139,16 @@ fn choose<R: Rng>(pos: &Uttt, wins: &[u16; 2], threshold: u64, rng: &mut R) -> O
         let b = boards.trailing_zeros() as usize;
         let e = pos.empty(b);
         let safe = e & !danger;
+        if block && wins[them.index()] & boards != 0 {
+            // Take a cell where the opponent would complete a line, when
+            // that does not send it somewhere worse.
+            let blocks = threats(pos.cells(them, b)) & safe;
+            if blocks != 0 {
+                let blocks = blocks as u32;
+                let k = rng.random_range(0..blocks.count_ones());
+                return UtttMove::new(b as u8, nth_set_bit(blocks, k) as u8);
+            }
+        }
         let cells = if safe != 0 { safe } else { e } as u32;
         let k = rng.random_range(0..cells.count_ones());
         return UtttMove::new(b as u8, nth_set_bit(cells, k) as u8);
@@ -244,8 +262,37 @@ mod tests {
         let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
         let mut rng = SmallRng::seed_from_u64(3);
         for _ in 0..20 {
-            assert_eq!(informed_move(&p, 250, &mut rng), UtttMove::new(2, 2));
+            assert_eq!(informed_move(&p, 250, false, &mut rng), UtttMove::new(2, 2));
         }
+    }
+
+    #[test]
+    fn playouts_block_when_asked() {
+        // X to move in board 4 (sent by O's 0-4), where O threatens cell 2;
+        // board 2 is harmless for O, so blocking at 4-2 is safe.
+        let text = [
+            "....O....",
+            ".........",
+            ".........",
+            ".........",
+            "OO.......",
+            ".........",
+            "X........",
+            "X........",
+            "X........",
+        ]
+        .concat()
+            + "/4/.........";
+        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let mut rng = SmallRng::seed_from_u64(5);
+        for _ in 0..50 {
+            assert_eq!(informed_move(&p, 0, true, &mut rng), UtttMove::new(4, 2));
+        }
+        // Without blocking, other cells come up.
+        let others = (0..200)
+            .filter(|_| informed_move(&p, 0, false, &mut rng) != UtttMove::new(4, 2))
+            .count();
+        assert!(others > 100, "{others} of 200");
     }
 
     #[test]
@@ -268,7 +315,7 @@ mod tests {
         let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
         let mut rng = SmallRng::seed_from_u64(4);
         for _ in 0..200 {
-            let mv = informed_move(&p, 0, &mut rng).unwrap();
+            let mv = informed_move(&p, 0, false, &mut rng).unwrap();
             assert_eq!(mv.board(), 4);
             assert!(![0, 2, 8].contains(&mv.cell()), "{mv}");
         }
@@ -276,7 +323,7 @@ mod tests {
         // avoided ones 1 time in 12.
         let avoided = (0..4000)
             .filter(|_| {
-                let mv = informed_move(&p, 250, &mut rng).unwrap();
+                let mv = informed_move(&p, 250, false, &mut rng).unwrap();
                 assert_eq!(mv.board(), 4);
                 [0, 2, 8].contains(&mv.cell())
             })

@@ -126,6 +126,15 @@ pub struct SearchConfig {
     /// In informed playouts, the share of moves (per mille) played at random
     /// instead, so that playouts do not all follow the same greedy line.
     pub playout_random_permille: u32,
+    /// In informed playouts, when the move is forced to one board where
+    /// the opponent could complete a line, take such a cell (if it does
+    /// not send the opponent to a board it wins at once or a free choice).
+    pub playout_block: bool,
+    /// A leaf is expanded (its children added) when an iteration reaches
+    /// it with at least this many visits before; until then iterations
+    /// play out from the leaf itself. 1 expands a node the second time it
+    /// is reached (its first visit is the playout that created it).
+    pub expand_visits: u32,
     /// Progressive bias: a child's score gets `prior_weight * h / (n + 1)`
     /// for its heuristic value `h` and its visits `n`, so the heuristic
     /// steers the first visits and fades as results come in. 0 turns it off.
@@ -164,6 +173,8 @@ impl SearchConfig {
             informed: true,
             reuse: true,
             playout_random_permille: 250,
+            playout_block: false,
+            expand_visits: 1,
             prior_weight: 0.5,
             fpu_reduction: Some(0.0),
             prior: PriorWeights::DEFAULT,
@@ -183,6 +194,8 @@ impl SearchConfig {
             informed: false,
             reuse: false,
             playout_random_permille: 0,
+            playout_block: false,
+            expand_visits: 1,
             prior_weight: 0.0,
             fpu_reduction: None,
             prior: PriorWeights::DEFAULT,
@@ -413,6 +426,7 @@ impl Mcts {
             informed_playout(
                 pos,
                 cfg.playout_random_permille,
+                cfg.playout_block,
                 cfg.cutoff_plies,
                 cfg.eval_weight,
                 &mut self.rng,
@@ -451,7 +465,11 @@ impl Mcts {
                 if let Some(o) = pos.outcome() {
                     o.points(Seat::One) as f32
                 } else {
-                    if !self.nodes[idx].expanded && self.nodes.len() + 81 <= MAX_NODES {
+                    let node = &self.nodes[idx];
+                    if !node.expanded
+                        && node.visits + 1 >= self.config.expand_visits
+                        && self.nodes.len() + 81 <= MAX_NODES
+                    {
                         self.expand(idx, &pos);
                         // Decisive move: a child that wins the game at once
                         // is played (and so proven) straight away.
@@ -786,6 +804,44 @@ mod tests {
         assert_eq!(m.prove(0), Proof::Loss);
         m.nodes[kids[5]].proof = Proof::Unknown;
         assert_eq!(m.prove(0), Proof::Unknown);
+    }
+
+    #[test]
+    fn delayed_expansion_expands_only_visited_leaves() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let search = |k: u32, seed: u64| {
+            let mut m = Mcts::new(
+                SearchConfig {
+                    iterations: 4000,
+                    expand_visits: k,
+                    reuse: false,
+                    ..SearchConfig::optimal()
+                },
+                seed,
+            );
+            let mv = m.search(&p).unwrap();
+            (mv, m)
+        };
+        let (_, eager) = search(1, 7);
+        let (mv, lazy) = search(4, 7);
+        assert!(p.is_legal(mv));
+        // Every expanded node below the root had been reached 3 times
+        // before its expansion, and the 4th visit expanded it.
+        for n in &lazy.nodes[1..] {
+            if n.expanded {
+                assert!(n.visits >= 4, "{n:?}");
+            }
+        }
+        assert!(
+            lazy.nodes.len() * 2 < eager.nodes.len(),
+            "{} nodes against {}",
+            lazy.nodes.len(),
+            eager.nodes.len()
+        );
+        // Reproducible for a seed.
+        let (again, twin) = search(4, 7);
+        assert_eq!(again, mv);
+        assert_eq!(twin.nodes.len(), lazy.nodes.len());
     }
 
     #[test]
