@@ -20,7 +20,8 @@
 //! `UTTT_EVAL_PERCENT` (weight of the evaluation in the playout cut-off x 100)
 //! and `UTTT_CUTOFF` (playout plies before the cut-off, 0 for none),
 //! `UTTT_PRIOR_WEIGHTS` (the six feature weights of the prior, comma
-//! separated). `UTTT_SPEED=1` measures iterations per second of both
+//! separated), `UTTT_DRAW_PERCENT` (what a draw is worth to optimal x 100:
+//! draw contempt below 50). `UTTT_SPEED=1` measures iterations per second of both
 //! engines instead (the ratio converts equal time to iteration budgets).
 //! `UTTT_TIME_MS` gives both engines a wall-time budget per move instead of
 //! iterations (load-dependent; for speed measurements in real games). After
@@ -96,6 +97,7 @@ fn ours(iters: u32) -> SearchConfig {
         cutoff_plies: env_u64("UTTT_CUTOFF", base.cutoff_plies as u64) as u32,
         expand_visits: env_u64("UTTT_EXPAND", base.expand_visits as u64) as u32,
         playout_block: env_u64("UTTT_PLAYOUT_BLOCK", base.playout_block as u64) != 0,
+        draw_value: env_percent("UTTT_DRAW_PERCENT", base.draw_value),
         ..base
     }
 }

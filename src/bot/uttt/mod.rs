@@ -148,7 +148,7 @@ impl Bot<Uttt> for SearchBot {
 }
 
 fn search_config(base: SearchConfig, params: &Params) -> Result<SearchConfig, BotError> {
-    params.only(&["iters", "time_ms", "c"])?;
+    params.only(&["iters", "time_ms", "c", "draw"])?;
     let mut cfg = base;
     cfg.iterations = params.get("iters", cfg.iterations)?;
     if cfg.iterations == 0 {
@@ -167,6 +167,12 @@ fn search_config(base: SearchConfig, params: &Params) -> Result<SearchConfig, Bo
     cfg.exploration = params.get("c", cfg.exploration)?;
     if !(cfg.exploration.is_finite() && cfg.exploration >= 0.0) {
         return Err(BotError("parameter 'c' must be a number >= 0".into()));
+    }
+    cfg.draw_value = params.get("draw", cfg.draw_value)?;
+    if !(0.0..=1.0).contains(&cfg.draw_value) {
+        return Err(BotError(
+            "parameter 'draw' must be a number from 0 to 1".into(),
+        ));
     }
     Ok(cfg)
 }
@@ -192,6 +198,7 @@ impl BuiltinBots for Uttt {
                 "iters=20000: iterations per move (reproducible)",
                 "time_ms=N: wall-time budget per move instead (stops 2 % before it, 20 ms at most, and inside the harness limit)",
                 "c=0.4: exploration constant",
+                "draw=0.5: what a draw is worth to the bot (below 0.5: draw contempt)",
             ],
             prepare: |p| {
                 let cfg = search_config(SearchConfig::optimal(), p)?;
@@ -205,6 +212,7 @@ impl BuiltinBots for Uttt {
                 "iters=20000: iterations per move",
                 "time_ms=N: wall-time budget per move",
                 "c=1.414: exploration constant",
+                "draw=0.5: what a draw is worth to the bot",
             ],
             prepare: |p| {
                 let cfg = search_config(SearchConfig::plain_uct(), p)?;
@@ -395,5 +403,7 @@ mod tests {
         assert!(e("depth=3").contains("unknown parameter 'depth'"));
         assert!(e("c=x").contains("'c'"));
         assert!(e("time_ms=0").contains("time_ms"));
+        assert!(e("draw=1.5").contains("'draw'"));
+        assert!(e("draw=0.45").is_empty());
     }
 }

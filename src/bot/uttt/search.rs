@@ -160,6 +160,11 @@ pub struct SearchConfig {
     pub cutoff_plies: u32,
     /// Steepness of that evaluation's logistic.
     pub eval_weight: f32,
+    /// Draw contempt: what a drawn playout or a proven draw is worth to the
+    /// player to move at the root (a win 1, a loss 0); to the other player
+    /// a draw is worth `1 - draw_value`. 0.5 is neutral. Only the rewards
+    /// averaged in the tree change: proofs (a proven draw) stay exact.
+    pub draw_value: f32,
 }
 
 impl SearchConfig {
@@ -181,6 +186,7 @@ impl SearchConfig {
             early_stop: false,
             cutoff_plies: 0,
             eval_weight: 0.5,
+            draw_value: 0.5,
         }
     }
 
@@ -202,6 +208,7 @@ impl SearchConfig {
             early_stop: false,
             cutoff_plies: 0,
             eval_weight: 0.5,
+            draw_value: 0.5,
         }
     }
 }
@@ -309,6 +316,11 @@ impl Mcts {
         }
         if prev == *root {
             return true;
+        }
+        // With draw contempt the rewards in the tree are for the root's
+        // mover: a tree searched for the other player cannot be kept.
+        if self.config.draw_value != 0.5 && prev.to_move() != root.to_move() {
+            return false;
         }
         let mut found = None;
         'outer: for c in self.children(0) {
@@ -599,11 +611,7 @@ impl Mcts {
         let Some((&leaf, above)) = path.split_last() else {
             return;
         };
-        let win = if root_mover == Seat::One {
-            x_points
-        } else {
-            1.0 - x_points
-        };
+        let win = self.root_reward(root_mover, x_points);
         // The node at depth d was entered by a move of the root's mover when
         // d is odd (the root itself, d = 0, by the other player).
         let reward = |depth: usize| if depth % 2 == 1 { win } else { 1.0 - win };
@@ -621,6 +629,21 @@ impl Mcts {
             } else {
                 changed = false;
             }
+        }
+    }
+
+    /// The root mover's reward for a playout or proven result worth
+    /// `x_points` to X: 1 for a win, 0 for a loss, `draw_value` for a draw
+    /// (a playout cut-off's evaluation of exactly 0.5 counts as one; other
+    /// evaluations are left as they are).
+    fn root_reward(&self, root_mover: Seat, x_points: f32) -> f32 {
+        if x_points == 0.5 {
+            return self.config.draw_value;
+        }
+        if root_mover == Seat::One {
+            x_points
+        } else {
+            1.0 - x_points
         }
     }
 
@@ -842,6 +865,81 @@ mod tests {
         let (again, twin) = search(4, 7);
         assert_eq!(again, mv);
         assert_eq!(twin.nodes.len(), lazy.nodes.len());
+    }
+
+    #[test]
+    fn draw_value_sets_the_root_movers_reward_for_a_draw() {
+        let cfg = |d: f32| SearchConfig {
+            draw_value: d,
+            ..SearchConfig::optimal()
+        };
+        let neutral = Mcts::new(cfg(0.5), 1);
+        let contempt = Mcts::new(cfg(0.4), 1);
+        for root_mover in [Seat::One, Seat::Two] {
+            assert_eq!(neutral.root_reward(root_mover, 0.5), 0.5);
+            assert_eq!(contempt.root_reward(root_mover, 0.5), 0.4);
+        }
+        // Wins and losses are untouched.
+        assert_eq!(contempt.root_reward(Seat::One, 1.0), 1.0);
+        assert_eq!(contempt.root_reward(Seat::Two, 1.0), 0.0);
+        assert_eq!(contempt.root_reward(Seat::Two, 0.0), 1.0);
+        // In the tree, the root mover's moves get the draw's value, the
+        // other player's moves 1 minus it.
+        let mut m = Mcts::new(cfg(0.4), 1);
+        let p = play(&[(4, 4), (4, 0)]);
+        m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
+        m.expand(0, &p);
+        let child = m.children(0).next().unwrap();
+        let mut after = p;
+        after.play_unchecked(m.nodes[child].mv);
+        m.expand(child, &after);
+        let grandchild = m.children(child).next().unwrap();
+        m.backpropagate(&[0, child, grandchild], p.to_move(), 0.5);
+        assert!((m.nodes[child].reward - 0.4).abs() < 1e-6);
+        assert!((m.nodes[grandchild].reward - 0.6).abs() < 1e-6);
+        assert!((m.nodes[0].reward - 0.6).abs() < 1e-6);
+    }
+
+    #[test]
+    fn an_iteration_budget_search_with_contempt_is_deterministic() {
+        let run = || {
+            let mut m = Mcts::new(
+                SearchConfig {
+                    iterations: 3000,
+                    draw_value: 0.4,
+                    ..SearchConfig::optimal()
+                },
+                9,
+            );
+            let mut p = play(&[(4, 4), (4, 0)]);
+            let mut moves = Vec::new();
+            for _ in 0..6 {
+                let mv = m.search(&p).unwrap();
+                moves.push(mv);
+                p.play_unchecked(mv);
+                let reply = p.legal_moves()[0];
+                p.play_unchecked(reply);
+            }
+            (moves, m.stats().nodes)
+        };
+        assert_eq!(run(), run());
+    }
+
+    #[test]
+    fn contempt_keeps_no_tree_searched_for_the_other_player() {
+        let mut m = Mcts::new(
+            SearchConfig {
+                iterations: 1000,
+                draw_value: 0.4,
+                ..SearchConfig::optimal()
+            },
+            2,
+        );
+        let p = play(&[(4, 4), (4, 0)]);
+        let mv = m.search(&p).unwrap();
+        let mut next = p;
+        next.play_unchecked(mv);
+        assert!(!m.reroot(&next));
     }
 
     #[test]
