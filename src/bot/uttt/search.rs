@@ -149,8 +149,15 @@ pub struct SearchConfig {
     /// Informed playouts stop after this many plies and score the position
     /// with a macro-board evaluation; 0 plays them to the end.
     pub cutoff_plies: u32,
-    /// Steepness of that evaluation's logistic.
+    /// Steepness of that evaluation's logistic: the macro-line
+    /// evaluation's (0.5), or a multiplier of the fitted model's sum (1 for
+    /// the fitted weights).
     pub eval_weight: f32,
+    /// The cut-off's evaluation: the fitted logistic model (eval.rs) when
+    /// true, the macro-line potentials when false. At 10 plies and equal
+    /// time (32 700 vs 22 000 iterations, 200 games) the fitted one scored
+    /// 54.0 % against the baseline, the macro-line one 62.5 %.
+    pub fitted_eval: bool,
 }
 
 impl SearchConfig {
@@ -170,6 +177,7 @@ impl SearchConfig {
             early_stop: false,
             cutoff_plies: 0,
             eval_weight: 0.5,
+            fitted_eval: false,
         }
     }
 
@@ -189,6 +197,7 @@ impl SearchConfig {
             early_stop: false,
             cutoff_plies: 0,
             eval_weight: 0.5,
+            fitted_eval: false,
         }
     }
 }
@@ -415,6 +424,7 @@ impl Mcts {
                 cfg.playout_random_permille,
                 cfg.cutoff_plies,
                 cfg.eval_weight,
+                cfg.fitted_eval,
                 &mut self.rng,
             )
         } else {
