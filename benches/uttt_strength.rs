@@ -18,7 +18,9 @@
 //! per mille), `UTTT_PRIOR_PERCENT` (progressive-bias weight x 100),
 //! `UTTT_FPU_PERCENT` (first-play urgency reduction x 100, or `none`),
 //! `UTTT_EVAL_PERCENT` (weight of the evaluation in the playout cut-off x 100)
-//! and `UTTT_CUTOFF` (playout plies before the cut-off, 0 for none),
+//! (default 50, or 100 with the fitted evaluation), `UTTT_CUTOFF` (playout
+//! plies before the cut-off, 0 for none) and `UTTT_FITTED_EVAL=1` (the
+//! cut-off scores with the fitted evaluation instead of the macro-line one),
 //! `UTTT_PRIOR_WEIGHTS` (the six feature weights of the prior, comma
 //! separated), `UTTT_DRAW_PERCENT` (what a draw is worth to optimal x 100:
 //! draw contempt below 50). `UTTT_SPEED=1` measures iterations per second of both
@@ -84,6 +86,7 @@ fn ours(iters: u32) -> SearchConfig {
             std::process::exit(2);
         }
     }
+    let fitted = env_u64("UTTT_FITTED_EVAL", 0) != 0;
     SearchConfig {
         iterations: iters,
         time: time_budget(),
@@ -93,7 +96,11 @@ fn ours(iters: u32) -> SearchConfig {
             as u32,
         prior_weight: env_percent("UTTT_PRIOR_PERCENT", base.prior_weight),
         fpu_reduction: fpu,
-        eval_weight: env_percent("UTTT_EVAL_PERCENT", base.eval_weight),
+        eval_weight: env_percent(
+            "UTTT_EVAL_PERCENT",
+            if fitted { 1.0 } else { base.eval_weight },
+        ),
+        fitted_eval: fitted,
         cutoff_plies: env_u64("UTTT_CUTOFF", base.cutoff_plies as u64) as u32,
         expand_visits: env_u64("UTTT_EXPAND", base.expand_visits as u64) as u32,
         playout_block: env_u64("UTTT_PLAYOUT_BLOCK", base.playout_block as u64) != 0,

@@ -160,6 +160,19 @@ impl Uttt {
         (self.forced < 9).then_some(self.forced)
     }
 
+    /// The position with the players' stones, boards and turn swapped
+    /// (not a position of a real game: the stone counts do not fit the
+    /// mover); for tests of evaluations that must treat X and O alike.
+    #[cfg(test)]
+    pub(crate) fn swapped(&self) -> Uttt {
+        Uttt {
+            cells: [self.cells[1], self.cells[0]],
+            won: [self.won[1], self.won[0]],
+            ply: self.ply ^ 1,
+            ..*self
+        }
+    }
+
     /// Boards the mover may play in, as a 9-bit mask (0 when the game is over).
     #[inline]
     pub fn playable_boards(&self) -> u16 {

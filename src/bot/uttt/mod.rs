@@ -16,6 +16,7 @@ use crate::game::uttt::{line, Uttt, UtttMove};
 use crate::game::{Game, MoveList, Seat};
 use crate::record::Forfeit;
 
+mod eval;
 #[cfg(test)]
 mod forced_wins;
 mod playout;

@@ -7,15 +7,20 @@ use crate::game::grid::{nth_set_bit, FULL};
 use crate::game::uttt::{threats, Uttt, UtttMove};
 use crate::game::{Game, Outcome, Seat};
 
+use super::eval::{evaluate, macro_lines};
+
 /// Plays `pos` with [`informed_move`] to the end, or for `max_plies` plies
 /// when that is not 0, and returns X's points: 1, 0.5 or 0 for a finished
-/// game, [`evaluate`] of the position reached otherwise.
+/// game, the evaluation of the position reached otherwise: [`evaluate`]
+/// (the fitted model) when `fitted`, else [`macro_lines`]; `eval_weight`
+/// is its steepness.
 pub(super) fn informed_playout<R: Rng>(
     mut pos: Uttt,
     random_permille: u32,
     block: bool,
     max_plies: u32,
     eval_weight: f32,
+    fitted: bool,
     rng: &mut R,
 ) -> f32 {
     if let Some(o) = pos.outcome() {
@@ -37,7 +42,11 @@ pub(super) fn informed_playout<R: Rng>(
     let mut plies = 0;
     loop {
         if plies == max_plies && max_plies != 0 {
-            return evaluate(&pos, eval_weight);
+            return if fitted {
+                evaluate(&pos, eval_weight)
+            } else {
+                macro_lines(&pos, eval_weight)
+            };
         }
         let Some(mv) = choose(&pos, &wins, threshold, block, rng) else {
             return Outcome::Draw.points(Seat::One) as f32;
@@ -184,56 +193,6 @@ fn choose<R: Rng>(
         n -= k;
     }
     None
-}
-
-/// The macro lines (rows, columns, diagonals) of boards 0..=8.
-const LINES: [[usize; 3]; 8] = [
-    [0, 1, 2],
-    [3, 4, 5],
-    [6, 7, 8],
-    [0, 3, 6],
-    [1, 4, 7],
-    [2, 5, 8],
-    [0, 4, 8],
-    [2, 4, 6],
-];
-
-/// X's chances in an unfinished position, in (0, 1): a logistic of the
-/// difference of the players' macro potentials. A player's potential sums,
-/// over the macro lines still open to it (no board won by the opponent or
-/// drawn), the square of its progress on the line: 1 for a won board, 0.4
-/// for an open board where it can complete a line at once, 0.15 for one
-/// where it has stones.
-pub(super) fn evaluate(pos: &Uttt, weight: f32) -> f32 {
-    let potential = |p: Seat| -> f32 {
-        let q = p.other();
-        let dead = pos.won(q) | (pos.closed() & !pos.won(p));
-        let mut value = [0f32; 9];
-        for (b, v) in value.iter_mut().enumerate() {
-            *v = if pos.won(p) & (1 << b) != 0 {
-                1.0
-            } else if dead & (1 << b) != 0 {
-                0.0
-            } else if threats(pos.cells(p, b)) & pos.empty(b) != 0 {
-                0.4
-            } else if pos.cells(p, b) != 0 {
-                0.15
-            } else {
-                0.05
-            };
-        }
-        let mut total = 0.0;
-        for l in LINES {
-            if l.iter().any(|&b| dead & (1 << b) != 0) {
-                continue;
-            }
-            let s: f32 = l.iter().map(|&b| value[b]).sum();
-            total += s * s;
-        }
-        total
-    };
-    let diff = potential(Seat::One) - potential(Seat::Two);
-    1.0 / (1.0 + (-weight * diff).exp())
 }
 
 #[cfg(test)]

@@ -158,13 +158,20 @@ pub struct SearchConfig {
     /// Informed playouts stop after this many plies and score the position
     /// with a macro-board evaluation; 0 plays them to the end.
     pub cutoff_plies: u32,
-    /// Steepness of that evaluation's logistic.
+    /// Steepness of that evaluation's logistic: the macro-line
+    /// evaluation's (0.5), or a multiplier of the fitted model's sum (1 for
+    /// the fitted weights).
     pub eval_weight: f32,
     /// Draw contempt: what a drawn playout or a proven draw is worth to the
     /// player to move at the root (a win 1, a loss 0); to the other player
     /// a draw is worth `1 - draw_value`. 0.5 is neutral. Only the rewards
     /// averaged in the tree change: proofs (a proven draw) stay exact.
     pub draw_value: f32,
+    /// The cut-off's evaluation: the fitted logistic model (eval.rs) when
+    /// true, the macro-line potentials when false. At 10 plies and equal
+    /// time (32 700 vs 22 000 iterations, 200 games) the fitted one scored
+    /// 54.0 % against the baseline, the macro-line one 62.5 %.
+    pub fitted_eval: bool,
 }
 
 impl SearchConfig {
@@ -187,6 +194,7 @@ impl SearchConfig {
             cutoff_plies: 0,
             eval_weight: 0.5,
             draw_value: 0.5,
+            fitted_eval: false,
         }
     }
 
@@ -209,6 +217,7 @@ impl SearchConfig {
             cutoff_plies: 0,
             eval_weight: 0.5,
             draw_value: 0.5,
+            fitted_eval: false,
         }
     }
 }
@@ -441,6 +450,7 @@ impl Mcts {
                 cfg.playout_block,
                 cfg.cutoff_plies,
                 cfg.eval_weight,
+                cfg.fitted_eval,
                 &mut self.rng,
             )
         } else {
