@@ -23,7 +23,9 @@
 //! cut-off scores with the fitted evaluation instead of the macro-line one),
 //! `UTTT_PRIOR_WEIGHTS` (the six feature weights of the prior, comma
 //! separated), `UTTT_DRAW_PERCENT` (what a draw is worth to optimal x 100:
-//! draw contempt below 50). `UTTT_SPEED=1` measures iterations per second of both
+//! draw contempt below 50), `UTTT_PLAYOUT_BLOCK=1` (playouts block the
+//! opponent's local line on a forced board) and `UTTT_EXPAND` (a leaf is
+//! expanded on this visit, default 1). `UTTT_SPEED=1` measures iterations per second of both
 //! engines instead (the ratio converts equal time to iteration budgets).
 //! `UTTT_TIME_MS` gives both engines a wall-time budget per move instead of
 //! iterations (load-dependent; for speed measurements in real games). After
