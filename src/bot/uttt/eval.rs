@@ -305,6 +305,8 @@ mod tests {
         let games = env("FIT_GAMES", 400);
         let iters = env("FIT_ITERS", 2000) as u32;
         let playouts = env("FIT_PLAYOUTS", 64);
+        // The labels: informed playouts to the end (no cut-off).
+        let full_playouts = SearchConfig::optimal();
         let mut rng = SmallRng::seed_from_u64(2020);
         // (game, features, label, the position)
         let mut samples: Vec<(usize, [f32; FEATURES], f64, Uttt)> = Vec::new();
@@ -346,7 +348,7 @@ mod tests {
                     continue;
                 }
                 let total: f64 = (0..playouts)
-                    .map(|_| informed_playout(q, 250, false, 0, 1.0, true, &mut rng) as f64)
+                    .map(|_| informed_playout(q, &full_playouts, &mut rng) as f64)
                     .sum();
                 samples.push((g, features(&q), total / playouts as f64, q));
             }

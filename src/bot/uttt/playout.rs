@@ -8,44 +8,31 @@ use crate::game::uttt::{threats, Uttt, UtttMove};
 use crate::game::{Game, Outcome, Seat};
 
 use super::eval::{evaluate, macro_lines};
+use super::SearchConfig;
 
-/// Plays `pos` with [`informed_move`] to the end, or for `max_plies` plies
-/// when that is not 0, and returns X's points: 1, 0.5 or 0 for a finished
-/// game, the evaluation of the position reached otherwise: [`evaluate`]
-/// (the fitted model) when `fitted`, else [`macro_lines`]; `eval_weight`
-/// is its steepness.
-pub(super) fn informed_playout<R: Rng>(
-    mut pos: Uttt,
-    random_permille: u32,
-    block: bool,
-    max_plies: u32,
-    eval_weight: f32,
-    fitted: bool,
-    rng: &mut R,
-) -> f32 {
+/// Plays `pos` with [`informed_move`] under `cfg`'s playout settings
+/// (`playout_random_permille`, `playout_block`) to the end, or for
+/// `cfg.cutoff_plies` plies when that is not 0, and returns X's points: 1,
+/// 0.5 or 0 for a finished game, the evaluation of the position reached
+/// otherwise: [`evaluate`] (the fitted model) when `cfg.fitted_eval`, else
+/// [`macro_lines`]; `cfg.eval_weight` is its steepness.
+pub(super) fn informed_playout<R: Rng>(mut pos: Uttt, cfg: &SearchConfig, rng: &mut R) -> f32 {
     if let Some(o) = pos.outcome() {
         return o.points(Seat::One) as f32;
     }
-    let threshold = random_threshold(random_permille);
+    let threshold = random_threshold(cfg.playout_random_permille);
+    let block = cfg.playout_block;
+    let max_plies = cfg.cutoff_plies;
     // Which open boards each player can win at once, kept up to date move
     // by move: only the board of the move changes.
-    let mut wins = [0u16; 2];
-    for b in 0..9 {
-        if pos.closed() & (1 << b) == 0 {
-            for (seat, w) in [Seat::One, Seat::Two].into_iter().zip(wins.iter_mut()) {
-                if threats(pos.cells(seat, b)) & pos.empty(b) != 0 {
-                    *w |= 1 << b;
-                }
-            }
-        }
-    }
+    let mut wins = local_wins(&pos);
     let mut plies = 0;
     loop {
         if plies == max_plies && max_plies != 0 {
-            return if fitted {
-                evaluate(&pos, eval_weight)
+            return if cfg.fitted_eval {
+                evaluate(&pos, cfg.eval_weight)
             } else {
-                macro_lines(&pos, eval_weight)
+                macro_lines(&pos, cfg.eval_weight)
             };
         }
         let Some(mv) = choose(&pos, &wins, threshold, block, rng) else {
@@ -72,6 +59,21 @@ pub(super) fn informed_playout<R: Rng>(
     }
 }
 
+/// The open boards where each player (X, O) completes a local line at once.
+fn local_wins(pos: &Uttt) -> [u16; 2] {
+    let mut wins = [0u16; 2];
+    for b in 0..9 {
+        if pos.closed() & (1 << b) == 0 {
+            for (seat, w) in [Seat::One, Seat::Two].into_iter().zip(wins.iter_mut()) {
+                if threats(pos.cells(seat, b)) & pos.empty(b) != 0 {
+                    *w |= 1 << b;
+                }
+            }
+        }
+    }
+    wins
+}
+
 /// `permille` / 1000 as a threshold for a uniform 32-bit draw.
 fn random_threshold(permille: u32) -> u64 {
     (permille.min(1000) as u64) * (1u64 << 32) / 1000
@@ -90,16 +92,7 @@ pub(super) fn informed_move<R: Rng>(
     block: bool,
     rng: &mut R,
 ) -> Option<UtttMove> {
-    let mut wins = [0u16; 2];
-    for b in 0..9 {
-        if pos.closed() & (1 << b) == 0 {
-            for (seat, w) in [Seat::One, Seat::Two].into_iter().zip(wins.iter_mut()) {
-                if threats(pos.cells(seat, b)) & pos.empty(b) != 0 {
-                    *w |= 1 << b;
-                }
-            }
-        }
-    }
+    let wins = local_wins(pos);
     choose(pos, &wins, random_threshold(random_permille), block, rng)
 }
 

@@ -444,15 +444,7 @@ impl Mcts {
     fn playout(&mut self, mut pos: Uttt) -> f32 {
         let cfg = &self.config;
         if cfg.informed {
-            informed_playout(
-                pos,
-                cfg.playout_random_permille,
-                cfg.playout_block,
-                cfg.cutoff_plies,
-                cfg.eval_weight,
-                cfg.fitted_eval,
-                &mut self.rng,
-            )
+            informed_playout(pos, cfg, &mut self.rng)
         } else {
             pos.random_playout(&mut self.rng).points(Seat::One) as f32
         }
