@@ -44,54 +44,80 @@ impl Proof {
     }
 }
 
+/// The part of a node that selection reads for every child: 16 bytes, so
+/// that scanning a node's children touches half the memory the whole node
+/// would (selection is mostly waiting on memory). What only the path's
+/// nodes need is in [`Stats`], a parallel array.
 #[derive(Clone, Copy, Debug)]
 struct Node {
+    /// The visit-dependent part of the selection score, kept up to date by
+    /// backpropagation so that selection is one multiply-add per child:
+    /// the mean reward plus the faded prior bias. For an unvisited node,
+    /// the prior's bias alone (`w h`).
+    base: f32,
+    /// `1 / sqrt(visits)`, the exploration term's factor; [`UNVISITED`]
+    /// before the first visit.
+    explore: f32,
+    /// The first child's index (low 24 bits) and the number of children
+    /// (high 8 bits).
+    link: u32,
+    mv: UtttMove,
+    proof: Proof,
+    expanded: bool,
+}
+
+/// `explore` of a node never visited (a visited one has at most 1).
+const UNVISITED: f32 = 2.0;
+
+/// The part of a node that only the nodes on an iteration's path need.
+#[derive(Clone, Copy, Debug)]
+struct Stats {
     visits: u32,
     /// Sum of rewards for the player who moved into this node.
     reward: f32,
-    /// The visit-dependent part of the selection score, kept up to date by
-    /// backpropagation so that selection is one multiply-add per child:
-    /// the mean reward plus the faded prior bias ...
-    base: f32,
-    /// ... and `1 / sqrt(visits)`, the exploration term's factor.
-    explore: f32,
-    first_child: u32,
     /// The heuristic value of the move into this node (see `prior`), with a
     /// tiny random part that orders equal moves at random.
     prior: f32,
-    mv: UtttMove,
-    children: u8,
-    expanded: bool,
-    proof: Proof,
 }
 
 impl Node {
-    /// Counts one more visit with `reward`; `w` is the prior's weight.
-    #[inline]
-    fn add(&mut self, reward: f32, w: f32) {
-        self.visits += 1;
-        self.reward += reward;
-        let v = self.visits as f32;
-        let inv = 1.0 / v;
-        self.base = self.reward * inv + w * self.prior / (v + 1.0);
-        self.explore = inv.sqrt();
+    fn leaf(mv: UtttMove, bias: f32) -> Node {
+        Node {
+            base: bias,
+            explore: UNVISITED,
+            link: 0,
+            mv,
+            proof: Proof::Unknown,
+            expanded: false,
+        }
     }
 
-    fn leaf(mv: UtttMove, prior: f32) -> Node {
-        Node {
+    fn first_child(&self) -> usize {
+        (self.link & LINK_INDEX) as usize
+    }
+
+    fn children(&self) -> usize {
+        (self.link >> 24) as usize
+    }
+
+    fn set_children(&mut self, first: usize, count: usize) {
+        debug_assert!(first <= LINK_INDEX as usize && count <= 81);
+        self.link = first as u32 | (count as u32) << 24;
+    }
+}
+
+impl Stats {
+    fn leaf(prior: f32) -> Stats {
+        Stats {
             visits: 0,
             reward: 0.0,
-            base: 0.0,
-            explore: 1.0,
-            first_child: 0,
             prior,
-            mv,
-            children: 0,
-            expanded: false,
-            proof: Proof::Unknown,
         }
     }
 }
+
+/// The mask of a child index in [`Node::link`].
+const LINK_INDEX: u32 = (1 << 24) - 1;
 
 /// No child (a node whose children are all proven lost, or none).
 const NONE: usize = usize::MAX;
@@ -100,6 +126,9 @@ const NONE: usize = usize::MAX;
 /// 270 MB; a 1 s search makes a few million); iterations then end in
 /// playouts from the leaves they reach.
 const MAX_NODES: usize = 8 << 20;
+
+const _: () = assert!(MAX_NODES <= LINK_INDEX as usize + 1);
+const _: () = assert!(std::mem::size_of::<Node>() == 16);
 
 /// How many iterations run between two looks at the clock.
 const CLOCK_EVERY: u32 = 32;
@@ -243,8 +272,10 @@ pub struct Mcts {
     config: SearchConfig,
     rng: SmallRng,
     nodes: Vec<Node>,
-    /// The previous tree's buffer, reused by the next tree reuse's copy.
-    spare: Vec<Node>,
+    /// Each node's [`Stats`], at the node's index.
+    stats: Vec<Stats>,
+    /// The previous tree's buffers, reused by the next tree reuse's copy.
+    spare: (Vec<Node>, Vec<Stats>),
     /// The position at the root of `nodes`, kept for tree reuse.
     tree_root: Option<Uttt>,
     /// The harness's per-move limit, when the bot was told it.
@@ -260,7 +291,8 @@ impl Mcts {
             config,
             rng: SmallRng::seed_from_u64(seed),
             nodes: Vec::new(),
-            spare: Vec::new(),
+            stats: Vec::new(),
+            spare: (Vec::new(), Vec::new()),
             tree_root: None,
             move_limit: None,
             path: Vec::with_capacity(96),
@@ -297,20 +329,21 @@ impl Mcts {
 
     /// Adds the children of `idx` (at position `pos`), with their priors.
     fn expand(&mut self, idx: usize, pos: &Uttt) {
-        let first = self.nodes.len() as u32;
+        let first = self.nodes.len();
         let moves = pos.legal_moves();
         let mut values = [0f32; 81];
         if self.config.prior_weight != 0.0 || self.config.fpu_reduction.is_none() {
             priors(pos, &moves, &self.config.prior, &mut values);
         }
+        let w = self.config.prior_weight;
         for (&mv, &h) in moves.iter().zip(values.iter()) {
             // The random part only breaks ties between equal moves.
-            let jitter = self.rng.random::<f32>() * 1e-3;
-            self.nodes.push(Node::leaf(mv, h + jitter));
+            let prior = h + self.rng.random::<f32>() * 1e-3;
+            self.nodes.push(Node::leaf(mv, w * prior));
+            self.stats.push(Stats::leaf(prior));
         }
         let node = &mut self.nodes[idx];
-        node.first_child = first;
-        node.children = moves.len() as u8;
+        node.set_children(first, moves.len());
         node.expanded = true;
     }
 
@@ -358,21 +391,26 @@ impl Mcts {
         // into the spare buffer: both buffers keep their memory from move to
         // move, so the copy and the tree's growth touch pages already mapped
         // instead of fresh ones (whose page faults cost a few ms a move).
-        let mut fresh = std::mem::take(&mut self.spare);
+        let (mut fresh, mut fresh_stats) = std::mem::take(&mut self.spare);
         fresh.clear();
+        fresh_stats.clear();
         fresh.push(self.nodes[start]);
+        fresh_stats.push(self.stats[start]);
         let mut next = 0;
         while next < fresh.len() {
             let node = fresh[next];
             if node.expanded {
-                let first = node.first_child as usize;
-                let count = node.children as usize;
-                fresh[next].first_child = fresh.len() as u32;
+                let (first, count) = (node.first_child(), node.children());
+                let at = fresh.len();
+                fresh[next].set_children(at, count);
                 fresh.extend_from_slice(&self.nodes[first..first + count]);
+                fresh_stats.extend_from_slice(&self.stats[first..first + count]);
             }
             next += 1;
         }
-        self.spare = std::mem::replace(&mut self.nodes, fresh);
+        let nodes = std::mem::replace(&mut self.nodes, fresh);
+        let stats = std::mem::replace(&mut self.stats, fresh_stats);
+        self.spare = (nodes, stats);
         true
     }
 
@@ -392,7 +430,21 @@ impl Mcts {
 
     fn children(&self, idx: usize) -> std::ops::Range<usize> {
         let n = &self.nodes[idx];
-        n.first_child as usize..n.first_child as usize + n.children as usize
+        n.first_child()..n.first_child() + n.children()
+    }
+
+    /// Counts one more visit of `idx` with `reward`; `w` is the prior's
+    /// weight.
+    #[inline]
+    fn add(&mut self, idx: usize, reward: f32, w: f32) {
+        let s = &mut self.stats[idx];
+        s.visits += 1;
+        s.reward += reward;
+        let v = s.visits as f32;
+        let inv = 1.0 / v;
+        let node = &mut self.nodes[idx];
+        node.base = s.reward * inv + w * s.prior / (v + 1.0);
+        node.explore = inv.sqrt();
     }
 
     /// Picks the child to descend into: a proven win at once; never a child
@@ -400,10 +452,9 @@ impl Mcts {
     /// UCB1 plus the fading prior, unvisited children scored by the
     /// first-play urgency.
     fn select(&self, idx: usize) -> usize {
-        let parent = &self.nodes[idx];
+        let parent = &self.stats[idx];
         let range = self.children(idx);
         let c_log = self.config.exploration * (parent.visits.max(1) as f32).ln().sqrt();
-        let w = self.config.prior_weight;
         // The parent's mean is for the player who moved into it; its
         // children are the other player's moves.
         let fpu = self.config.fpu_reduction.map(|r| {
@@ -420,11 +471,12 @@ impl Mcts {
             let score = match n.proof {
                 Proof::Loss => continue,
                 Proof::Win => return i,
-                _ if n.visits == 0 => match fpu {
-                    None => 1e9 + n.prior,
+                _ if n.explore == UNVISITED => match fpu {
+                    None => 1e9 + self.stats[i].prior,
                     // Exploration as for one visit, so that an untried
-                    // child's turn comes as the parent's visits grow.
-                    Some(f) => f + c_log + w * n.prior,
+                    // child's turn comes as the parent's visits grow
+                    // (`base` is the bias `w h` until the first visit).
+                    Some(f) => f + c_log + n.base,
                 },
                 _ => n.base + c_log * n.explore,
             };
@@ -479,9 +531,8 @@ impl Mcts {
                 if let Some(o) = pos.outcome() {
                     o.points(Seat::One) as f32
                 } else {
-                    let node = &self.nodes[idx];
-                    if !node.expanded
-                        && node.visits + 1 >= self.config.expand_visits
+                    if !self.nodes[idx].expanded
+                        && self.stats[idx].visits + 1 >= self.config.expand_visits
                         && self.nodes.len() + 81 <= MAX_NODES
                     {
                         self.expand(idx, &pos);
@@ -535,7 +586,9 @@ impl Mcts {
         let deadline = self.time_target().map(|t| started + t);
         if !(self.config.reuse && self.reroot(root)) {
             self.nodes.clear();
+            self.stats.clear();
             self.nodes.push(Node::leaf(moves[0], 0.0));
+            self.stats.push(Stats::leaf(0.0));
         }
         self.tree_root = Some(*root);
         // The iteration rate for the early stop is measured from here, past
@@ -587,11 +640,12 @@ impl Mcts {
                 return true;
             }
             alive += 1;
-            if n.visits > first {
+            let visits = self.stats[i].visits;
+            if visits > first {
                 second = first;
-                first = n.visits;
-            } else if n.visits > second {
-                second = n.visits;
+                first = visits;
+            } else if visits > second {
+                second = visits;
             }
         }
         if alive <= 1 {
@@ -618,13 +672,11 @@ impl Mcts {
         // d is odd (the root itself, d = 0, by the other player).
         let reward = |depth: usize| if depth % 2 == 1 { win } else { 1.0 - win };
         let w = self.config.prior_weight;
-        let node = &mut self.nodes[leaf];
-        node.add(reward(above.len()), w);
-        let mut changed = self.config.solver && node.proof != Proof::Unknown;
+        self.add(leaf, reward(above.len()), w);
+        let mut changed = self.config.solver && self.nodes[leaf].proof != Proof::Unknown;
         for (depth, &idx) in above.iter().enumerate().rev() {
-            let node = &mut self.nodes[idx];
-            node.add(reward(depth), w);
-            if changed && node.proof == Proof::Unknown {
+            self.add(idx, reward(depth), w);
+            if changed && self.nodes[idx].proof == Proof::Unknown {
                 let proof = self.prove(idx);
                 self.nodes[idx].proof = proof;
                 changed = proof != Proof::Unknown;
@@ -681,8 +733,8 @@ impl Mcts {
             return Some(self.nodes[i].mv);
         }
         let key = |i: &usize| {
-            let n = &self.nodes[*i];
-            (n.visits, (n.reward * 2.0) as u64)
+            let s = &self.stats[*i];
+            (s.visits, (s.reward * 2.0) as u64)
         };
         let pick = range
             .clone()
@@ -722,14 +774,14 @@ mod tests {
             .expect("the chosen move is a root child");
         let reply = m
             .children(child)
-            .max_by_key(|&i| m.nodes[i].visits)
+            .max_by_key(|&i| m.stats[i].visits)
             .expect("the chosen move was expanded");
-        let (reply_mv, reply_visits) = (m.nodes[reply].mv, m.nodes[reply].visits);
+        let (reply_mv, reply_visits) = (m.nodes[reply].mv, m.stats[reply].visits);
         let mut next = p;
         next.play_unchecked(mv);
         next.play_unchecked(reply_mv);
         assert!(m.reroot(&next));
-        assert_eq!(m.nodes[0].visits, reply_visits);
+        assert_eq!(m.stats[0].visits, reply_visits);
         // Every kept child is a legal move of the new root.
         for i in m.children(0) {
             assert!(next.is_legal(m.nodes[i].mv));
@@ -757,15 +809,15 @@ mod tests {
         // The old tree's memory is kept as the spare, and the next copy
         // goes into it.
         let mv = m.search(&p).unwrap();
-        let spare = m.spare.as_ptr();
-        let before = m.nodes.as_ptr();
+        let spare = (m.spare.0.as_ptr(), m.spare.1.as_ptr());
+        let before = (m.nodes.as_ptr(), m.stats.as_ptr());
         let mut next = p;
         next.play_unchecked(mv);
         let reply = next.legal_moves()[0];
         next.play_unchecked(reply);
         assert!(m.reroot(&next));
-        assert_eq!(m.nodes.as_ptr(), spare);
-        assert_eq!(m.spare.as_ptr(), before);
+        assert_eq!((m.nodes.as_ptr(), m.stats.as_ptr()), spare);
+        assert_eq!((m.spare.0.as_ptr(), m.spare.1.as_ptr()), before);
     }
 
     #[test]
@@ -852,9 +904,9 @@ mod tests {
         assert!(p.is_legal(mv));
         // Every expanded node below the root had been reached 3 times
         // before its expansion, and the 4th visit expanded it.
-        for n in &lazy.nodes[1..] {
+        for (n, s) in lazy.nodes.iter().zip(&lazy.stats).skip(1) {
             if n.expanded {
-                assert!(n.visits >= 4, "{n:?}");
+                assert!(s.visits >= 4, "{n:?} {s:?}");
             }
         }
         assert!(
@@ -897,9 +949,9 @@ mod tests {
         m.expand(child, &after);
         let grandchild = m.children(child).next().unwrap();
         m.backpropagate(&[0, child, grandchild], p.to_move(), 0.5);
-        assert!((m.nodes[child].reward - 0.4).abs() < 1e-6);
-        assert!((m.nodes[grandchild].reward - 0.6).abs() < 1e-6);
-        assert!((m.nodes[0].reward - 0.6).abs() < 1e-6);
+        assert!((m.stats[child].reward - 0.4).abs() < 1e-6);
+        assert!((m.stats[grandchild].reward - 0.6).abs() < 1e-6);
+        assert!((m.stats[0].reward - 0.6).abs() < 1e-6);
     }
 
     #[test]
