@@ -5,8 +5,13 @@
 //! each engine the iterations it runs in that time (`UTTT_OPP_ITERS`).
 //!
 //! Opponents (`UTTT_OPPONENT`): `baseline` (default), the engine as it was
-//! before issue 20 (benches/support/uttt_baseline.rs), and `uct`, plain UCT
-//! with random rollouts.
+//! before issue 20 (benches/support/uttt_baseline.rs); `self`, today's
+//! `optimal` with its default settings (the knobs below then measure a
+//! change against the current engine); and `uct`, plain UCT with random
+//! rollouts. `UTTT_SPRT` (for example `elo0=0,elo1=10`, fastchess's syntax)
+//! stops the match when a sequential probability ratio test on the game
+//! pairs decides (exact with `UTTT_THREADS=1`; with more threads pairs are
+//! counted as they finish).
 //!
 //! Run: `cargo bench --bench uttt_strength`; environment variables
 //! `UTTT_ITERS` (optimal's iterations per move, default 2000),
@@ -47,7 +52,7 @@ use rand::SeedableRng;
 use referee::bot::uttt::{Mcts, PriorWeights, SearchConfig};
 use referee::game::{Game, Seat, Uttt, UtttMove};
 use referee::standings::Wdl;
-use referee::stats::elo_trinomial;
+use referee::stats::{elo_pentanomial, elo_trinomial, Pentanomial, Sprt, SprtStatus};
 
 fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -143,6 +148,14 @@ impl Engine {
 
 fn opponent(kind: &str, iters: u32, seed: u64) -> Engine {
     match kind {
+        "self" => Engine::Ours(Mcts::new(
+            SearchConfig {
+                iterations: iters,
+                time: time_budget(),
+                ..SearchConfig::optimal()
+            },
+            seed,
+        )),
         "uct" => Engine::Ours(Mcts::new(
             SearchConfig {
                 iterations: iters,
@@ -294,22 +307,33 @@ fn main() {
     let iters = env_u64("UTTT_ITERS", default_iters as u64).clamp(1, u32::MAX as u64) as u32;
     let opp_iters = env_u64("UTTT_OPP_ITERS", iters as u64).clamp(1, u32::MAX as u64) as u32;
     let kind = std::env::var("UTTT_OPPONENT").unwrap_or_else(|_| "baseline".into());
-    if kind != "baseline" && kind != "uct" {
-        eprintln!("UTTT_OPPONENT='{kind}': expected baseline or uct");
+    if !["baseline", "self", "uct"].contains(&kind.as_str()) {
+        eprintln!("UTTT_OPPONENT='{kind}': expected baseline, self or uct");
         std::process::exit(2);
     }
+    let sprt: Option<Sprt> = match std::env::var("UTTT_SPRT") {
+        Err(_) => None,
+        Ok(v) => match v.parse() {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("UTTT_SPRT='{v}': {e}");
+                std::process::exit(2);
+            }
+        },
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
     let games = env_u64("UTTT_GAMES", 200).max(2) / 2 * 2;
     let plies = env_u64("UTTT_PLIES", 2);
     let first_seed = env_u64("UTTT_SEED", 0);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     let threads = env_u64("UTTT_THREADS", cores).max(1);
     let next_pair = AtomicU64::new(0);
-    let results = Mutex::new(Wdl::default());
+    let results = Mutex::new((Wdl::default(), Pentanomial::default()));
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
                 let pair = next_pair.fetch_add(1, Ordering::Relaxed);
-                if pair >= games / 2 {
+                if pair >= games / 2 || stop.load(Ordering::Relaxed) {
                     break;
                 }
                 let seed = first_seed + pair;
@@ -325,11 +349,23 @@ fn main() {
                 let cfg = (kind.as_str(), iters, opp_iters);
                 let a = game(&opening, Seat::One, cfg, seed * 2);
                 let b = game(&opening, Seat::Two, cfg, seed * 2 + 1);
-                if let Ok(mut r) = results.lock() {
+                if let Ok(mut guard) = results.lock() {
+                    let (r, penta) = &mut *guard;
                     r.add(a);
                     r.add(b);
+                    penta.add_pair(a, b);
+                    let verdict = match sprt {
+                        Some(t) => {
+                            let report = t.report(penta);
+                            if report.status != SprtStatus::Continue {
+                                stop.store(true, Ordering::Relaxed);
+                            }
+                            format!(", {report}")
+                        }
+                        None => String::new(),
+                    };
                     eprint!(
-                        "\r{} games: +{} ={} -{}, score {:.3}   ",
+                        "\r{} games: +{} ={} -{}, score {:.3}{verdict}   ",
                         r.games(),
                         r.wins,
                         r.draws,
@@ -341,7 +377,7 @@ fn main() {
         }
     });
     eprintln!();
-    let wdl = results.into_inner().unwrap_or_default();
+    let (wdl, penta) = results.into_inner().unwrap_or_default();
     let elo = elo_trinomial(&wdl);
     let mut table = Table::new();
     table.set_header(vec![
@@ -351,19 +387,26 @@ fn main() {
         "W / D / L",
         "score",
         "Elo (95 % interval)",
+        "pairs LL, LD, DD+WL, WD, WW",
+        "Elo by pairs",
     ]);
     table.add_row(vec![
-        if kind == "uct" {
-            "uct (plain UCT, random rollouts)".to_string()
-        } else {
-            "baseline (optimal before issue 20)".to_string()
+        match kind.as_str() {
+            "uct" => "uct (plain UCT, random rollouts)".to_string(),
+            "self" => "self (optimal, default settings)".to_string(),
+            _ => "baseline (optimal before issue 20)".to_string(),
         },
         format!("{iters} vs {opp_iters}"),
         wdl.games().to_string(),
         format!("{} / {} / {}", wdl.wins, wdl.draws, wdl.losses),
         format!("{:.1} %", 100.0 * wdl.score()),
         elo.to_string(),
+        penta.to_string(),
+        elo_pentanomial(&penta).to_string(),
     ]);
     println!("{table}");
+    if let Some(t) = sprt {
+        println!("SPRT {t}: {}", t.report(&penta));
+    }
     print_in_games(&kind);
 }
