@@ -167,7 +167,7 @@ pub(super) fn macro_lines(pos: &Uttt, weight: f32) -> f32 {
 
 #[cfg(test)]
 #[allow(clippy::needless_range_loop)] // matrix code reads best with indices
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::bot::uttt::playout::{informed_move, informed_playout};
     use crate::bot::uttt::search::{Mcts, SearchConfig};
@@ -264,7 +264,7 @@ mod tests {
 
     /// Solves `a x = b` (a symmetric positive definite) by Gaussian
     /// elimination with partial pivoting.
-    fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
+    pub(in crate::bot::uttt) fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
         let n = b.len();
         for col in 0..n {
             let piv = (col..n)

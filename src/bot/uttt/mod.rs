@@ -20,6 +20,7 @@ mod eval;
 #[cfg(test)]
 mod forced_wins;
 mod playout;
+mod policy;
 mod prior;
 mod search;
 

@@ -21,7 +21,11 @@ pub(super) fn informed_playout<R: Rng>(mut pos: Uttt, cfg: &SearchConfig, rng: &
         return o.points(Seat::One) as f32;
     }
     let threshold = random_threshold(cfg.playout_random_permille);
-    let block = cfg.playout_block;
+    let rules = Rules {
+        block: cfg.playout_block,
+        safe_wins: cfg.playout_safe_wins,
+        macro_wins: cfg.playout_macro_wins,
+    };
     let max_plies = cfg.cutoff_plies;
     // Which open boards each player can win at once, kept up to date move
     // by move: only the board of the move changes.
@@ -35,7 +39,7 @@ pub(super) fn informed_playout<R: Rng>(mut pos: Uttt, cfg: &SearchConfig, rng: &
                 macro_lines(&pos, cfg.eval_weight)
             };
         }
-        let Some(mv) = choose(&pos, &wins, threshold, block, rng) else {
+        let Some(mv) = choose(&pos, &wins, threshold, rules, rng) else {
             return Outcome::Draw.points(Seat::One) as f32;
         };
         let closed = pos.closed();
@@ -93,7 +97,20 @@ pub(super) fn informed_move<R: Rng>(
     rng: &mut R,
 ) -> Option<UtttMove> {
     let wins = local_wins(pos);
-    choose(pos, &wins, random_threshold(random_permille), block, rng)
+    let rules = Rules {
+        block,
+        ..Rules::default()
+    };
+    choose(pos, &wins, random_threshold(random_permille), rules, rng)
+}
+
+/// The optional rules of [`choose`] (see `SearchConfig::playout_block` and
+/// `SearchConfig::playout_safe_wins`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Rules {
+    block: bool,
+    safe_wins: bool,
+    macro_wins: bool,
 }
 
 /// [`informed_move`] given `wins`, the open boards where each player can
@@ -103,7 +120,7 @@ fn choose<R: Rng>(
     pos: &Uttt,
     wins: &[u16; 2],
     threshold: u64,
-    block: bool,
+    rules: Rules,
     rng: &mut R,
 ) -> Option<UtttMove> {
     let boards = pos.playable_boards();
@@ -127,6 +144,56 @@ fn choose<R: Rng>(
     if (rng.next_u32() as u64) < threshold {
         return pos.random_move(rng);
     }
+    // Boards the opponent must not be sent to: closed ones (a free choice)
+    // and open ones where it completes a line at once.
+    let danger = pos.closed() | wins[them.index()];
+    let mut mine = mine;
+    if mine != 0 && rules.macro_wins {
+        // Of the boards to win, those that matter on the macro board: one
+        // the opponent needs for a macro line, or one that gives the mover
+        // a new macro line with its third board open.
+        let open = FULL & !pos.closed();
+        let have = threats(pos.won(me));
+        let mut useful = mine & threats(pos.won(them));
+        let mut bs = mine & !useful;
+        while bs != 0 {
+            let b = bs.trailing_zeros() as usize;
+            bs &= bs - 1;
+            if threats(pos.won(me) | 1 << b) & open & !have & !(1 << b) != 0 {
+                useful |= 1 << b;
+            }
+        }
+        if useful != 0 {
+            mine = useful;
+        }
+    }
+    if mine != 0 && rules.safe_wins {
+        // Win a board with a cell that sends the opponent neither to a
+        // board it wins at once nor to a free choice (the board just won
+        // closes), when there is one.
+        let safe = |b: usize| threats(pos.cells(me, b)) & pos.empty(b) & !(danger | 1 << b);
+        let mut total = 0;
+        let mut bs = mine;
+        while bs != 0 {
+            let b = bs.trailing_zeros() as usize;
+            bs &= bs - 1;
+            total += safe(b).count_ones();
+        }
+        if total > 0 {
+            let mut n = rng.random_range(0..total);
+            let mut bs = mine;
+            while bs != 0 {
+                let b = bs.trailing_zeros() as usize;
+                bs &= bs - 1;
+                let cells = safe(b) as u32;
+                let k = cells.count_ones();
+                if n < k {
+                    return UtttMove::new(b as u8, nth_set_bit(cells, n) as u8);
+                }
+                n -= k;
+            }
+        }
+    }
     if mine != 0 {
         let n = rng.random_range(0..mine.count_ones());
         let b = nth_set_bit(mine as u32, n) as usize;
@@ -134,14 +201,11 @@ fn choose<R: Rng>(
         let k = rng.random_range(0..cells.count_ones());
         return UtttMove::new(b as u8, nth_set_bit(cells, k) as u8);
     }
-    // Boards the opponent must not be sent to: closed ones (a free choice)
-    // and open ones where it completes a line at once.
-    let danger = pos.closed() | wins[them.index()];
     if boards & (boards - 1) == 0 {
         let b = boards.trailing_zeros() as usize;
         let e = pos.empty(b);
         let safe = e & !danger;
-        if block && wins[them.index()] & boards != 0 {
+        if rules.block && wins[them.index()] & boards != 0 {
             // Take a cell where the opponent would complete a line, when
             // that does not send it somewhere worse.
             let blocks = threats(pos.cells(them, b)) & safe;

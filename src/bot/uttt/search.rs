@@ -9,6 +9,7 @@ use rand::{Rng, SeedableRng};
 
 use super::game_winning_moves;
 use super::playout::informed_playout;
+use super::policy::learned_priors;
 use super::prior::{priors, PriorWeights};
 use crate::game::uttt::{line, Uttt, UtttMove};
 use crate::game::{Game, Outcome, Seat};
@@ -159,6 +160,17 @@ pub struct SearchConfig {
     /// the opponent could complete a line, take such a cell (if it does
     /// not send the opponent to a board it wins at once or a free choice).
     pub playout_block: bool,
+    /// In informed playouts, win a local board with a cell that sends the
+    /// opponent neither to a board it wins at once nor to a free choice,
+    /// when there is one (instead of any winning cell).
+    pub playout_safe_wins: bool,
+    /// In informed playouts, of the local boards the mover can win, win one
+    /// that matters on the macro board (the opponent needs it for a macro
+    /// line, or it gives the mover a new one) when there is one.
+    pub playout_macro_wins: bool,
+    /// The prior is the learned policy's logit (policy.rs) instead of the
+    /// hand-set feature weights (`prior`).
+    pub learned_prior: bool,
     /// A leaf is expanded (its children added) when an iteration reaches
     /// it with at least this many visits before; until then iterations
     /// play out from the leaf itself. 1 expands a node the second time it
@@ -215,6 +227,9 @@ impl SearchConfig {
             reuse: true,
             playout_random_permille: 250,
             playout_block: false,
+            playout_safe_wins: false,
+            playout_macro_wins: false,
+            learned_prior: false,
             expand_visits: 1,
             prior_weight: 0.5,
             fpu_reduction: Some(0.0),
@@ -238,6 +253,9 @@ impl SearchConfig {
             reuse: false,
             playout_random_permille: 0,
             playout_block: false,
+            playout_safe_wins: false,
+            playout_macro_wins: false,
+            learned_prior: false,
             expand_visits: 1,
             prior_weight: 0.0,
             fpu_reduction: None,
@@ -305,6 +323,17 @@ impl Mcts {
         self.last
     }
 
+    /// The root's moves and their visits after the last search.
+    #[cfg(test)]
+    pub(super) fn root_visits(&self) -> Vec<(UtttMove, u32)> {
+        if !self.nodes.first().is_some_and(|n| n.expanded) {
+            return Vec::new();
+        }
+        self.children(0)
+            .map(|i| (self.nodes[i].mv, self.stats[i].visits))
+            .collect()
+    }
+
     /// Tells the search the harness's per-move limit, which a timed search
     /// then stays well inside (see [`Mcts::time_target`]).
     pub(crate) fn set_move_limit(&mut self, limit: Option<Duration>) {
@@ -333,7 +362,11 @@ impl Mcts {
         let moves = pos.legal_moves();
         let mut values = [0f32; 81];
         if self.config.prior_weight != 0.0 || self.config.fpu_reduction.is_none() {
-            priors(pos, &moves, &self.config.prior, &mut values);
+            if self.config.learned_prior {
+                learned_priors(pos, &moves, &mut values);
+            } else {
+                priors(pos, &moves, &self.config.prior, &mut values);
+            }
         }
         let w = self.config.prior_weight;
         for (&mv, &h) in moves.iter().zip(values.iter()) {
