@@ -114,7 +114,7 @@ pub(super) fn move_features(pos: &Uttt, mv: UtttMove) -> [f32; FEATURES] {
     }
     if c == 4 {
         f[10] = 1.0;
-    } else if c % 2 == 0 {
+    } else if c.is_multiple_of(2) {
         f[11] = 1.0;
     }
     f
@@ -182,6 +182,10 @@ mod tests {
         }
     }
 
+    /// One position: each move's features, its share of the root visits
+    /// and its hand-set prior.
+    type Sample = (Vec<[f32; FEATURES]>, Vec<f64>, Vec<f32>);
+
     /// Softmax of `logits`.
     fn softmax(logits: &[f64]) -> Vec<f64> {
         let top = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
@@ -192,10 +196,7 @@ mod tests {
 
     /// Mean cross-entropy of the softmax of `logit(position, move index)`
     /// against the visit shares.
-    fn cross_entropy(
-        data: &[(Vec<[f32; FEATURES]>, Vec<f64>, Vec<f32>)],
-        logit: impl Fn(&(Vec<[f32; FEATURES]>, Vec<f64>, Vec<f32>), usize) -> f64,
-    ) -> f64 {
+    fn cross_entropy(data: &[Sample], logit: impl Fn(&Sample, usize) -> f64) -> f64 {
         let mut total = 0.0;
         for d in data {
             let z: Vec<f64> = (0..d.1.len()).map(|j| logit(d, j)).collect();
