@@ -124,7 +124,7 @@ fn ours(iters: u32) -> SearchConfig {
 }
 
 enum Engine {
-    Ours(Mcts),
+    Ours(Box<Mcts>),
     Baseline(BaselineMcts),
 }
 
@@ -155,21 +155,21 @@ impl Engine {
 
 fn opponent(kind: &str, iters: u32, seed: u64) -> Engine {
     match kind {
-        "self" => Engine::Ours(Mcts::new(
+        "self" => Engine::Ours(Box::new(Mcts::new(
             SearchConfig {
                 iterations: iters,
                 time: time_budget(),
                 ..SearchConfig::optimal()
             },
             seed,
-        )),
-        "uct" => Engine::Ours(Mcts::new(
+        ))),
+        "uct" => Engine::Ours(Box::new(Mcts::new(
             SearchConfig {
                 iterations: iters,
                 ..SearchConfig::plain_uct()
             },
             seed,
-        )),
+        ))),
         _ => Engine::Baseline(BaselineMcts::new(
             BaselineConfig {
                 iterations: iters,
@@ -205,7 +205,7 @@ fn game(opening: &[UtttMove], optimal_seat: Seat, cfg: (&str, u32, u32), seed: u
     for &mv in opening {
         pos.play_unchecked(mv);
     }
-    let mut optimal = Engine::Ours(Mcts::new(ours(iters), seed));
+    let mut optimal = Engine::Ours(Box::new(Mcts::new(ours(iters), seed)));
     let mut other = opponent(kind, opp_iters, seed ^ 0x9e37_79b9);
     while pos.outcome().is_none() {
         let (engine, k) = if pos.to_move() == optimal_seat {
@@ -282,7 +282,7 @@ fn speed(kind: &str) {
         for (k, p) in positions.iter().enumerate() {
             let seed = round * 100 + k as u64;
             let start = std::time::Instant::now();
-            let mut e = Engine::Ours(Mcts::new(ours(iters), seed));
+            let mut e = Engine::Ours(Box::new(Mcts::new(ours(iters), seed)));
             std::hint::black_box(e.search(p));
             t_ours += start.elapsed().as_secs_f64();
             n_ours += e.iterations() as f64;
