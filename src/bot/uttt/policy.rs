@@ -214,7 +214,9 @@ mod tests {
     /// prints them with the held-out cross-entropy of the fit, of the
     /// hand-set prior (as logits, at its best scale) and of uniform play.
     /// Environment: `FIT_GAMES` (default 200), `FIT_ITERS` (iterations a
-    /// move, default 20000).
+    /// move, default 20000), `FIT_SEED` (default 4040) and `FIT_LEARNED=1`
+    /// (the self-play engines use the current learned prior, for a second
+    /// round of fitting).
     #[test]
     #[ignore = "a tool: fits the learned policy's weights (minutes)"]
     fn fit_policy_weights() {
@@ -226,12 +228,14 @@ mod tests {
         };
         let games = env("FIT_GAMES", 200);
         let iters = env("FIT_ITERS", 20_000) as u32;
-        let mut rng = SmallRng::seed_from_u64(4040);
+        let mut rng = SmallRng::seed_from_u64(env("FIT_SEED", 4040) as u64);
+        let learned = env("FIT_LEARNED", 0) != 0;
         // (game, features per move, visit shares, hand-set prior per move)
         let mut samples = Vec::new();
         for g in 0..games {
             let cfg = SearchConfig {
                 iterations: iters,
+                learned_prior: learned,
                 ..SearchConfig::optimal()
             };
             let mut engines = [
@@ -331,9 +335,16 @@ mod tests {
             .map(|&s| (s, cross_entropy(&test, |d, j| s * d.2[j] as f64)))
             .fold((0.0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
         let uniform = cross_entropy(&test, |_, _| 0.0);
+        let current = cross_entropy(&test, |d, j| {
+            d.0[j]
+                .iter()
+                .zip(&WEIGHTS)
+                .map(|(&a, &b)| (a * b) as f64)
+                .sum()
+        });
         println!(
             "{} training positions, {} held out; held-out cross-entropy: fitted {fitted:.4}, \
-             hand-set prior {:.4} (scale {}), uniform {uniform:.4}",
+             current weights {current:.4}, hand-set prior {:.4} (scale {}), uniform {uniform:.4}",
             train.len(),
             test.len(),
             hand.1,

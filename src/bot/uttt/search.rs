@@ -229,7 +229,7 @@ impl SearchConfig {
             playout_block: false,
             playout_safe_wins: false,
             playout_macro_wins: false,
-            learned_prior: false,
+            learned_prior: true,
             expand_visits: 1,
             prior_weight: 0.5,
             fpu_reduction: Some(0.0),
@@ -901,6 +901,7 @@ mod tests {
         let mut m = Mcts::new(SearchConfig::optimal(), 1);
         let p = Uttt::new();
         m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
+        m.stats.push(Stats::leaf(0.0));
         m.expand(0, &p);
         let kids: Vec<usize> = m.children(0).collect();
         assert_eq!(m.prove(0), Proof::Unknown);
@@ -975,6 +976,7 @@ mod tests {
         let mut m = Mcts::new(cfg(0.4), 1);
         let p = play(&[(4, 4), (4, 0)]);
         m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
+        m.stats.push(Stats::leaf(0.0));
         m.expand(0, &p);
         let child = m.children(0).next().unwrap();
         let mut after = p;
@@ -1031,18 +1033,29 @@ mod tests {
 
     #[test]
     fn selection_follows_the_prior_first() {
-        let cfg = SearchConfig {
-            prior_weight: 1.0,
-            fpu_reduction: Some(0.1),
-            ..SearchConfig::optimal()
-        };
-        let mut m = Mcts::new(cfg, 1);
         // X to move in board 4, where 4-2 wins the board.
         let p = super::super::prior::tests::board_4_win();
-        m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
-        m.expand(0, &p);
-        let c = m.select(0);
-        assert_eq!(m.nodes[c].mv, UtttMove::new(4, 2).unwrap());
+        for learned in [false, true] {
+            let cfg = SearchConfig {
+                prior_weight: 1.0,
+                fpu_reduction: Some(0.1),
+                learned_prior: learned,
+                ..SearchConfig::optimal()
+            };
+            let mut m = Mcts::new(cfg, 1);
+            m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
+            m.stats.push(Stats::leaf(0.0));
+            m.expand(0, &p);
+            let c = m.select(0);
+            let best = m
+                .children(0)
+                .max_by(|&a, &b| m.stats[a].prior.total_cmp(&m.stats[b].prior))
+                .unwrap();
+            assert_eq!(c, best, "learned prior: {learned}");
+            if !learned {
+                assert_eq!(m.nodes[c].mv, UtttMove::new(4, 2).unwrap());
+            }
+        }
     }
 }
 /// How often the tree holds one position at two nodes: the case for a
