@@ -1079,4 +1079,42 @@ mod tests {
             assert!(bad.parse::<UtttMove>().is_err(), "{bad}");
         }
     }
+
+    /// Move generation, random moves, moves and outcomes are those of the
+    /// code they were recorded from (the engine's play at fixed iterations
+    /// depends on their order and on the random numbers they draw): a hash
+    /// of the legal moves, in order, and of the outcome along random games.
+    #[test]
+    fn move_generation_is_unchanged() {
+        use rand::{Rng, RngCore, SeedableRng};
+        let mix = |h: u64, x: u64| (h ^ x).wrapping_mul(0x100_0000_01b3);
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for game in 0..400 {
+            let mut p = Uttt::new();
+            loop {
+                let moves = p.legal_moves();
+                for m in &moves {
+                    h = mix(h, (m.board * 9 + m.cell) as u64);
+                }
+                h = mix(h, p.playable_boards() as u64);
+                h = mix(
+                    h,
+                    p.outcome()
+                        .map_or(3, |o| (o.points(Seat::One) * 2.0) as u64),
+                );
+                if moves.is_empty() {
+                    break;
+                }
+                let mv = if game % 2 == 0 {
+                    moves[rng.random_range(0..moves.len())]
+                } else {
+                    p.random_move(&mut rng).expect("a move")
+                };
+                p.play_unchecked(mv);
+            }
+            h = mix(h, rng.next_u64());
+        }
+        assert_eq!(h, 0x4761_fc5a_ae99_7a84);
+    }
 }

@@ -407,4 +407,60 @@ mod tests {
         assert!(e("draw=1.5").contains("'draw'"));
         assert!(e("draw=0.45").is_empty());
     }
+
+    /// At fixed iterations the engine plays exactly as the code these
+    /// values were recorded from: the move, the iterations and the tree's
+    /// size after each search of a few positions, with tree reuse across
+    /// moves. A pure speed change must keep them.
+    #[test]
+    fn searches_are_unchanged() {
+        use super::playout::tests::sample_positions;
+        let mut got = Vec::new();
+        for (k, p) in sample_positions(31, 6).into_iter().enumerate() {
+            let mut m = Mcts::new(
+                SearchConfig {
+                    iterations: 3000,
+                    ..SearchConfig::optimal()
+                },
+                k as u64,
+            );
+            let mut p = p;
+            for _ in 0..3 {
+                let Some(mv) = m.search(&p) else { break };
+                let s = m.stats();
+                got.push((mv.to_string(), s.iterations, s.nodes));
+                p.play_unchecked(mv);
+                match p.legal_moves().first() {
+                    Some(&reply) => p.play_unchecked(reply),
+                    None => break,
+                }
+                if p.is_over() {
+                    break;
+                }
+            }
+        }
+        let want = [
+            ("6 2", 3000, 26087),
+            ("0 8", 3000, 25102),
+            ("0 7", 3000, 25184),
+            ("4 2", 3000, 23957),
+            ("0 1", 3000, 25269),
+            ("0 2", 3000, 23861),
+            ("3 2", 0, 0),
+            ("4 3", 3000, 22771),
+            ("0 6", 3000, 26272),
+            ("1 7", 3000, 34825),
+            ("3 6", 3000, 21236),
+            ("4 7", 1565, 14794),
+            ("1 6", 0, 8798),
+            ("6 1", 3000, 19248),
+            ("0 2", 3000, 21884),
+            ("1 5", 3000, 20079),
+        ];
+        let want: Vec<(String, u32, usize)> = want
+            .iter()
+            .map(|&(mv, i, n)| (mv.to_string(), i, n))
+            .collect();
+        assert_eq!(got, want);
+    }
 }

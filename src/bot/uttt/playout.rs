@@ -189,10 +189,10 @@ fn choose<R: Rng>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use rand::rngs::SmallRng;
-    use rand::SeedableRng;
+    use rand::{RngCore, SeedableRng};
 
     #[test]
     fn playouts_take_a_game_win_on_a_free_move() {
@@ -281,5 +281,85 @@ mod tests {
             })
             .count();
         assert!((200..500).contains(&avoided), "{avoided} of 4000");
+    }
+
+    /// A hash of `x` into `h` (FNV-1a on its bytes), for fingerprints.
+    pub(in crate::bot::uttt) fn mix(h: u64, x: u64) -> u64 {
+        x.to_le_bytes()
+            .iter()
+            .fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    }
+
+    /// Positions of random games with `seed`, one every few plies.
+    pub(in crate::bot::uttt) fn sample_positions(seed: u64, n: usize) -> Vec<Uttt> {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut out = vec![Uttt::new()];
+        while out.len() < n {
+            let mut p = Uttt::new();
+            let plies = rng.random_range(0..70);
+            for _ in 0..plies {
+                match p.random_move(&mut rng) {
+                    Some(mv) => p.play_unchecked(mv),
+                    None => break,
+                }
+            }
+            if p.outcome().is_none() {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// Informed playouts draw the same random numbers and reach the same
+    /// results as the code they were recorded from (a speed change must not
+    /// change play): a hash of every result and of the generator's state
+    /// after each playout, for the playout settings the engine and the
+    /// bench use.
+    #[test]
+    fn playouts_are_unchanged() {
+        let positions = sample_positions(17, 300);
+        let base = SearchConfig::optimal();
+        let configs = [
+            base,
+            SearchConfig {
+                playout_block: true,
+                ..base
+            },
+            SearchConfig {
+                playout_random_permille: 0,
+                ..base
+            },
+            SearchConfig {
+                cutoff_plies: 10,
+                ..base
+            },
+            SearchConfig {
+                cutoff_plies: 6,
+                fitted_eval: true,
+                eval_weight: 1.0,
+                ..base
+            },
+        ];
+        let mut got = Vec::new();
+        for cfg in &configs {
+            let mut rng = SmallRng::seed_from_u64(99);
+            let mut h = 0xcbf2_9ce4_8422_2325;
+            for p in &positions {
+                for _ in 0..20 {
+                    let v = informed_playout(*p, cfg, &mut rng);
+                    h = mix(h, v.to_bits() as u64);
+                }
+                h = mix(h, rng.next_u64());
+            }
+            got.push(h);
+        }
+        let want: [u64; 5] = [
+            0x2cccbcf9617b5be1,
+            0xaa2224d857c57833,
+            0x5bde52a23216e79f,
+            0xd2d27a7adce02311,
+            0x48016067925f0f37,
+        ];
+        assert_eq!(got, want);
     }
 }

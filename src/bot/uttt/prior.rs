@@ -176,4 +176,22 @@ pub(crate) mod tests {
         assert_eq!(prior_of(&p, 4, 8), w.send_free);
         assert_eq!(prior_of(&p, 4, 1), 0.0);
     }
+
+    /// The priors of every legal move of many positions are those of the
+    /// code they were recorded from, bit for bit.
+    #[test]
+    fn priors_are_unchanged() {
+        use crate::bot::uttt::playout::tests::{mix, sample_positions};
+        let mut h = 0xcbf2_9ce4_8422_2325;
+        let mut out = [0f32; 81];
+        for p in sample_positions(23, 2000) {
+            let moves = p.legal_moves();
+            priors(&p, &moves, &PriorWeights::DEFAULT, &mut out);
+            for (mv, v) in moves.iter().zip(out.iter()) {
+                h = mix(h, (mv.board() * 9 + mv.cell()) as u64);
+                h = mix(h, v.to_bits() as u64);
+            }
+        }
+        assert_eq!(h, 0x974e_e779_94c1_7f5c);
+    }
 }
