@@ -17,7 +17,7 @@ use std::str::FromStr;
 
 use rand::Rng;
 
-use super::grid::{cell_list, has_line, nth_set_bit, FULL};
+use super::grid::{cell_list, count9, has_line, FULL};
 use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
 
 /// Whether the mask holds a line (three in a row, column or diagonal).
@@ -54,6 +54,18 @@ const fn threat_table() -> [u16; 512] {
 #[inline(always)]
 pub fn threats(mask: u16) -> u16 {
     THREATS[(mask & FULL) as usize]
+}
+
+/// A random set bit of the nonzero 9-bit mask `cells`: one
+/// `random_range(0..n)` draw for its `n` set bits, the draw's value
+/// indexing them lowest first. A table lookup gives the count and the cell
+/// (the build cannot assume `popcnt`, so `count_ones` is a dozen
+/// instructions).
+#[inline(always)]
+pub(crate) fn random_cell<R: Rng + ?Sized>(cells: u16, rng: &mut R) -> u8 {
+    let list = cell_list(cells);
+    let k = rng.random_range(0..(list & 15) as u32);
+    (list >> (4 + 4 * k.min(8)) & 15) as u8
 }
 
 /// "Any open board": the `forced` value of a free move.
@@ -286,7 +298,7 @@ impl Uttt {
         while bs != 0 {
             let b = bs.trailing_zeros() as usize;
             bs &= bs - 1;
-            total += self.empty(b).count_ones();
+            total += count9(self.empty(b));
         }
         if total == 0 {
             return None;
@@ -296,12 +308,12 @@ impl Uttt {
         while bs != 0 {
             let b = bs.trailing_zeros() as usize;
             bs &= bs - 1;
-            let e = self.empty(b) as u32;
-            let k = e.count_ones();
+            let list = cell_list(self.empty(b));
+            let k = (list & 15) as u32;
             if n < k {
                 return Some(UtttMove {
                     board: b as u8,
-                    cell: nth_set_bit(e, n) as u8,
+                    cell: (list >> (4 + 4 * n.min(8)) & 15) as u8,
                 });
             }
             n -= k;
@@ -713,11 +725,10 @@ impl Game for Uttt {
     #[inline]
     fn random_move<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<UtttMove> {
         if self.forced < 9 && !self.is_decided() {
-            let e = self.empty(self.forced as usize) as u32;
-            let n = rng.random_range(0..e.count_ones());
+            // A forced board is open, so it has an empty cell.
             return Some(UtttMove {
                 board: self.forced,
-                cell: nth_set_bit(e, n) as u8,
+                cell: random_cell(self.empty(self.forced as usize), rng),
             });
         }
         self.random_free_move(rng)

@@ -3,8 +3,8 @@
 
 use rand::Rng;
 
-use crate::game::grid::{nth_set_bit, FULL};
-use crate::game::uttt::{threats, Uttt, UtttMove};
+use crate::game::grid::{cell_list, count9, FULL};
+use crate::game::uttt::{random_cell, threats, Uttt, UtttMove};
 use crate::game::{Game, Outcome, Seat};
 
 use super::eval::{evaluate, macro_lines};
@@ -35,7 +35,14 @@ pub(super) fn informed_playout<R: Rng>(mut pos: Uttt, cfg: &SearchConfig, rng: &
                 macro_lines(&pos, cfg.eval_weight)
             };
         }
-        let Some(mv) = choose(&pos, &wins, threshold, block, rng) else {
+        // The game is not over here (checked before the loop and after
+        // every move that closes a board), so a forced board is open and
+        // some board is playable.
+        let boards = match pos.forced() {
+            Some(f) => 1 << f,
+            None => FULL & !pos.closed(),
+        };
+        let Some(mv) = choose(&pos, boards, &wins, threshold, block, rng) else {
             return Outcome::Draw.points(Seat::One) as f32;
         };
         let closed = pos.closed();
@@ -92,24 +99,33 @@ pub(super) fn informed_move<R: Rng>(
     block: bool,
     rng: &mut R,
 ) -> Option<UtttMove> {
+    let boards = pos.playable_boards();
+    if boards == 0 {
+        return None;
+    }
     let wins = local_wins(pos);
-    choose(pos, &wins, random_threshold(random_permille), block, rng)
+    choose(
+        pos,
+        boards,
+        &wins,
+        random_threshold(random_permille),
+        block,
+        rng,
+    )
 }
 
-/// [`informed_move`] given `wins`, the open boards where each player can
-/// complete a line at once.
-#[inline]
+/// [`informed_move`] given `boards`, the boards the mover may play in
+/// (not 0), and `wins`, the open boards where each player can complete a
+/// line at once.
+#[inline(always)]
 fn choose<R: Rng>(
     pos: &Uttt,
+    boards: u16,
     wins: &[u16; 2],
     threshold: u64,
     block: bool,
     rng: &mut R,
 ) -> Option<UtttMove> {
-    let boards = pos.playable_boards();
-    if boards == 0 {
-        return None;
-    }
     let me = pos.to_move();
     let them = me.other();
     let mine = wins[me.index()] & boards;
@@ -128,11 +144,9 @@ fn choose<R: Rng>(
         return pos.random_move(rng);
     }
     if mine != 0 {
-        let n = rng.random_range(0..mine.count_ones());
-        let b = nth_set_bit(mine as u32, n) as usize;
-        let cells = (threats(pos.cells(me, b)) & pos.empty(b)) as u32;
-        let k = rng.random_range(0..cells.count_ones());
-        return UtttMove::new(b as u8, nth_set_bit(cells, k) as u8);
+        let b = random_cell(mine, rng) as usize;
+        let cells = threats(pos.cells(me, b)) & pos.empty(b);
+        return UtttMove::new(b as u8, random_cell(cells, rng));
     }
     // Boards the opponent must not be sent to: closed ones (a free choice)
     // and open ones where it completes a line at once.
@@ -146,14 +160,11 @@ fn choose<R: Rng>(
             // that does not send it somewhere worse.
             let blocks = threats(pos.cells(them, b)) & safe;
             if blocks != 0 {
-                let blocks = blocks as u32;
-                let k = rng.random_range(0..blocks.count_ones());
-                return UtttMove::new(b as u8, nth_set_bit(blocks, k) as u8);
+                return UtttMove::new(b as u8, random_cell(blocks, rng));
             }
         }
-        let cells = if safe != 0 { safe } else { e } as u32;
-        let k = rng.random_range(0..cells.count_ones());
-        return UtttMove::new(b as u8, nth_set_bit(cells, k) as u8);
+        let cells = if safe != 0 { safe } else { e };
+        return UtttMove::new(b as u8, random_cell(cells, rng));
     }
     let mut safe_total = 0;
     let mut all_total = 0;
@@ -162,8 +173,8 @@ fn choose<R: Rng>(
         let b = bs.trailing_zeros() as usize;
         bs &= bs - 1;
         let e = pos.empty(b);
-        safe_total += (e & !danger).count_ones();
-        all_total += e.count_ones();
+        safe_total += count9(e & !danger);
+        all_total += count9(e);
     }
     let (mask, total) = if safe_total > 0 {
         (FULL & !danger, safe_total)
@@ -178,10 +189,10 @@ fn choose<R: Rng>(
     while bs != 0 {
         let b = bs.trailing_zeros() as u8;
         bs &= bs - 1;
-        let e = (pos.empty(b as usize) & mask) as u32;
-        let k = e.count_ones();
+        let list = cell_list(pos.empty(b as usize) & mask);
+        let k = (list & 15) as u32;
         if n < k {
-            return UtttMove::new(b, nth_set_bit(e, n) as u8);
+            return UtttMove::new(b, (list >> (4 + 4 * n.min(8)) & 15) as u8);
         }
         n -= k;
     }

@@ -3,7 +3,7 @@
 //! opponent's win there, make a threat) and where it sends the opponent (to a
 //! board it wins at once, to a free choice, or somewhere harmless).
 
-use crate::game::grid::FULL;
+use crate::game::grid::{count9, FULL};
 use crate::game::uttt::{line, threats, Uttt, UtttMove};
 use crate::game::Game;
 
@@ -70,8 +70,8 @@ pub(super) fn priors(pos: &Uttt, moves: &[UtttMove], w: &PriorWeights, out: &mut
             if threats(theirs) & bit != 0 {
                 v += w.block;
             }
-            let before = (threats(mine) & pos.empty(b)).count_ones();
-            if (threats(after) & empty_after).count_ones() > before {
+            let before = count9(threats(mine) & pos.empty(b));
+            if count9(threats(after) & empty_after) > before {
                 v += w.threat;
             }
         }
