@@ -16,34 +16,70 @@ use super::SearchConfig;
 /// 0.5 or 0 for a finished game, the evaluation of the position reached
 /// otherwise: [`evaluate`] (the fitted model) when `cfg.fitted_eval`, else
 /// [`macro_lines`]; `cfg.eval_weight` is its steepness.
-pub(super) fn informed_playout<R: Rng>(mut pos: Uttt, cfg: &SearchConfig, rng: &mut R) -> f32 {
+pub(super) fn informed_playout<R: Rng>(pos: Uttt, cfg: &SearchConfig, rng: &mut R) -> f32 {
     if let Some(o) = pos.outcome() {
         return o.points(Seat::One) as f32;
     }
-    let threshold = random_threshold(cfg.playout_random_permille);
-    let block = cfg.playout_block;
-    let max_plies = cfg.cutoff_plies;
-    // Which open boards each player can win at once, kept up to date move
-    // by move: only the board of the move changes.
-    let mut wins = local_wins(&pos);
-    let mut plies = 0;
-    loop {
-        if plies == max_plies && max_plies != 0 {
-            return if cfg.fitted_eval {
-                evaluate(&pos, cfg.eval_weight)
-            } else {
-                macro_lines(&pos, cfg.eval_weight)
-            };
+    let mut run = Playout {
+        pos,
+        wins: local_wins(&pos),
+        plies: 0,
+        threshold: random_threshold(cfg.playout_random_permille),
+    };
+    // The players' moves alternate, each player's in its own copy of
+    // `step`, where the mover is a constant.
+    if pos.to_move() == Seat::Two {
+        if let Some(v) = run.step::<1, R>(cfg, rng) {
+            return v;
         }
-        // The game is not over here (checked before the loop and after
-        // every move that closes a board), so a forced board is open and
-        // some board is playable.
+    }
+    loop {
+        if let Some(v) = run.step::<0, R>(cfg, rng) {
+            return v;
+        }
+        if let Some(v) = run.step::<1, R>(cfg, rng) {
+            return v;
+        }
+    }
+}
+
+/// The state of an informed playout.
+struct Playout {
+    pos: Uttt,
+    /// Which open boards each player can win at once, kept up to date move
+    /// by move: only the board of the move changes.
+    wins: [u16; 2],
+    /// Plies played.
+    plies: u32,
+    /// The random moves' threshold (see [`random_threshold`]).
+    threshold: u64,
+}
+
+impl Playout {
+    /// One move of player `ME` (0 for X, 1 for O; the player to move), or
+    /// the playout's result (X's points) when it ends before or with it.
+    #[inline(always)]
+    fn step<const ME: usize, R: Rng>(&mut self, cfg: &SearchConfig, rng: &mut R) -> Option<f32> {
+        let pos = &mut self.pos;
+        let max_plies = cfg.cutoff_plies;
+        if self.plies == max_plies && max_plies != 0 {
+            return Some(if cfg.fitted_eval {
+                evaluate(pos, cfg.eval_weight)
+            } else {
+                macro_lines(pos, cfg.eval_weight)
+            });
+        }
+        // The game is not over here (checked before the first move and
+        // after every move that closes a board), so a forced board is open
+        // and some board is playable.
         let boards = match pos.forced() {
             Some(f) => 1 << f,
             None => FULL & !pos.closed(),
         };
-        let Some(mv) = choose(&pos, boards, &wins, threshold, block, rng) else {
-            return Outcome::Draw.points(Seat::One) as f32;
+        let wins = &mut self.wins;
+        let Some(mv) = choose::<ME, R>(pos, boards, wins, self.threshold, cfg.playout_block, rng)
+        else {
+            return Some(Outcome::Draw.points(Seat::One) as f32);
         };
         let closed = pos.closed();
         pos.play_unchecked(mv);
@@ -53,7 +89,7 @@ pub(super) fn informed_playout<R: Rng>(mut pos: Uttt, cfg: &SearchConfig, rng: &
             wins[1] &= !(1 << b);
             // The game can only end when a board closes.
             if let Some(o) = pos.outcome() {
-                return o.points(Seat::One) as f32;
+                return Some(o.points(Seat::One) as f32);
             }
         } else {
             let e = pos.empty(b);
@@ -62,20 +98,20 @@ pub(super) fn informed_playout<R: Rng>(mut pos: Uttt, cfg: &SearchConfig, rng: &
                 *w = (*w & !(1 << b)) | can << b;
             }
         }
-        plies += 1;
+        self.plies += 1;
+        None
     }
 }
 
 /// The open boards where each player (X, O) completes a local line at once.
 fn local_wins(pos: &Uttt) -> [u16; 2] {
     let mut wins = [0u16; 2];
+    let open = !pos.closed();
     for b in 0..9 {
-        if pos.closed() & (1 << b) == 0 {
-            for (seat, w) in [Seat::One, Seat::Two].into_iter().zip(wins.iter_mut()) {
-                if threats(pos.cells(seat, b)) & pos.empty(b) != 0 {
-                    *w |= 1 << b;
-                }
-            }
+        let e = pos.empty(b);
+        for (seat, w) in [Seat::One, Seat::Two].into_iter().zip(wins.iter_mut()) {
+            let can = (threats(pos.cells(seat, b)) & e != 0) as u16;
+            *w |= (can & open >> b) << b;
         }
     }
     wins
@@ -104,21 +140,18 @@ pub(super) fn informed_move<R: Rng>(
         return None;
     }
     let wins = local_wins(pos);
-    choose(
-        pos,
-        boards,
-        &wins,
-        random_threshold(random_permille),
-        block,
-        rng,
-    )
+    let threshold = random_threshold(random_permille);
+    match pos.to_move() {
+        Seat::One => choose::<0, R>(pos, boards, &wins, threshold, block, rng),
+        Seat::Two => choose::<1, R>(pos, boards, &wins, threshold, block, rng),
+    }
 }
 
-/// [`informed_move`] given `boards`, the boards the mover may play in
-/// (not 0), and `wins`, the open boards where each player can complete a
-/// line at once.
+/// [`informed_move`] for the mover `ME` (0 for X, 1 for O) given
+/// `boards`, the boards the mover may play in (not 0), and `wins`, the open
+/// boards where each player can complete a line at once.
 #[inline(always)]
-fn choose<R: Rng>(
+fn choose<const ME: usize, R: Rng>(
     pos: &Uttt,
     boards: u16,
     wins: &[u16; 2],
@@ -126,9 +159,9 @@ fn choose<R: Rng>(
     block: bool,
     rng: &mut R,
 ) -> Option<UtttMove> {
-    let me = pos.to_move();
+    let me = if ME == 0 { Seat::One } else { Seat::Two };
     let them = me.other();
-    let mine = wins[me.index()] & boards;
+    let mine = wins[ME & 1] & boards;
     if mine != 0 {
         // A local win on a board that completes a macro line wins the game.
         let game = mine & threats(pos.won(me));
@@ -150,12 +183,12 @@ fn choose<R: Rng>(
     }
     // Boards the opponent must not be sent to: closed ones (a free choice)
     // and open ones where it completes a line at once.
-    let danger = pos.closed() | wins[them.index()];
+    let danger = pos.closed() | wins[(ME + 1) & 1];
     if boards & (boards - 1) == 0 {
         let b = boards.trailing_zeros() as usize;
         let e = pos.empty(b);
         let safe = e & !danger;
-        if block && wins[them.index()] & boards != 0 {
+        if block && wins[(ME + 1) & 1] & boards != 0 {
             // Take a cell where the opponent would complete a line, when
             // that does not send it somewhere worse.
             let blocks = threats(pos.cells(them, b)) & safe;
