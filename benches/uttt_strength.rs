@@ -30,11 +30,9 @@
 //! separated), `UTTT_DRAW_PERCENT` (what a draw is worth to optimal x 100:
 //! draw contempt below 50), `UTTT_PLAYOUT_BLOCK=1` (playouts block the
 //! opponent's local line on a forced board), `UTTT_EXPAND` (a leaf is
-//! expanded on this visit, default 1), `UTTT_SAFE_WINS=1` (playouts win a
-//! local board with a cell that sends the opponent nowhere dangerous),
-//! `UTTT_MACRO_WINS=1` (playouts prefer local boards that matter on the
-//! macro board) and `UTTT_LEARNED_PRIOR=1` (the prior is the learned
-//! policy's logit, src/bot/uttt/policy.rs). `UTTT_SPEED=1` measures iterations per second of both
+//! expanded on this visit, default 1) and `UTTT_LEARNED_PRIOR` (1, the
+//! default: the prior is the learned policy's logit,
+//! src/bot/uttt/policy.rs; 0: the hand-set feature weights). `UTTT_SPEED=1` measures iterations per second of both
 //! engines instead (the ratio converts equal time to iteration budgets).
 //! `UTTT_TIME_MS` gives both engines a wall-time budget per move instead of
 //! iterations (load-dependent; for speed measurements in real games). After
@@ -115,8 +113,6 @@ fn ours(iters: u32) -> SearchConfig {
         cutoff_plies: env_u64("UTTT_CUTOFF", base.cutoff_plies as u64) as u32,
         expand_visits: env_u64("UTTT_EXPAND", base.expand_visits as u64) as u32,
         playout_block: env_u64("UTTT_PLAYOUT_BLOCK", base.playout_block as u64) != 0,
-        playout_safe_wins: env_u64("UTTT_SAFE_WINS", base.playout_safe_wins as u64) != 0,
-        playout_macro_wins: env_u64("UTTT_MACRO_WINS", base.playout_macro_wins as u64) != 0,
         learned_prior: env_u64("UTTT_LEARNED_PRIOR", base.learned_prior as u64) != 0,
         draw_value: env_percent("UTTT_DRAW_PERCENT", base.draw_value),
         ..base

@@ -408,4 +408,96 @@ mod tests {
         assert!(e("draw=1.5").contains("'draw'"));
         assert!(e("draw=0.45").is_empty());
     }
+
+    /// The move, the iterations and the tree's size after each search of a
+    /// few positions at 3000 iterations, with tree reuse across moves.
+    fn fingerprint(learned_prior: bool) -> Vec<(String, u32, usize)> {
+        use super::playout::tests::sample_positions;
+        let mut got = Vec::new();
+        for (k, p) in sample_positions(31, 6).into_iter().enumerate() {
+            let mut m = Mcts::new(
+                SearchConfig {
+                    iterations: 3000,
+                    learned_prior,
+                    ..SearchConfig::optimal()
+                },
+                k as u64,
+            );
+            let mut p = p;
+            for _ in 0..3 {
+                let Some(mv) = m.search(&p) else { break };
+                let s = m.stats();
+                got.push((mv.to_string(), s.iterations, s.nodes));
+                p.play_unchecked(mv);
+                match p.legal_moves().first() {
+                    Some(&reply) => p.play_unchecked(reply),
+                    None => break,
+                }
+                if p.is_over() {
+                    break;
+                }
+            }
+        }
+        got
+    }
+
+    /// At fixed iterations the engine plays exactly as the code these
+    /// values were recorded from (the hand-set prior). A pure speed change
+    /// must keep them.
+    #[test]
+    fn searches_are_unchanged() {
+        let got = fingerprint(false);
+        let want = [
+            ("6 2", 3000, 26087),
+            ("0 8", 3000, 25102),
+            ("0 7", 3000, 25184),
+            ("4 2", 3000, 23957),
+            ("0 1", 3000, 25269),
+            ("0 2", 3000, 23861),
+            ("3 2", 0, 0),
+            ("4 3", 3000, 22771),
+            ("0 6", 3000, 26272),
+            ("1 7", 3000, 34825),
+            ("3 6", 3000, 21236),
+            ("4 7", 1565, 14794),
+            ("1 6", 0, 8798),
+            ("6 1", 3000, 19248),
+            ("0 2", 3000, 21884),
+            ("1 5", 3000, 20079),
+        ];
+        let want: Vec<(String, u32, usize)> = want
+            .iter()
+            .map(|&(mv, i, n)| (mv.to_string(), i, n))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    /// The same with the learned prior, the default.
+    #[test]
+    fn searches_with_the_learned_prior_are_unchanged() {
+        let got = fingerprint(true);
+        let want = [
+            ("4 4", 3000, 25540),
+            ("0 3", 3000, 25003),
+            ("0 5", 3000, 24760),
+            ("4 0", 3000, 23489),
+            ("0 2", 3000, 25435),
+            ("0 5", 3000, 22756),
+            ("3 2", 0, 0),
+            ("4 3", 3000, 21221),
+            ("0 6", 3000, 25689),
+            ("1 3", 3000, 27364),
+            ("3 1", 3000, 17949),
+            ("4 7", 527, 6150),
+            ("1 6", 0, 2237),
+            ("6 1", 3000, 19004),
+            ("0 2", 3000, 21550),
+            ("1 5", 3000, 21575),
+        ];
+        let want: Vec<(String, u32, usize)> = want
+            .iter()
+            .map(|&(mv, i, n)| (mv.to_string(), i, n))
+            .collect();
+        assert_eq!(got, want);
+    }
 }

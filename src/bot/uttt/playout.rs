@@ -3,8 +3,8 @@
 
 use rand::Rng;
 
-use crate::game::grid::{nth_set_bit, FULL};
-use crate::game::uttt::{threats, Uttt, UtttMove};
+use crate::game::grid::{cell_list, count9, FULL};
+use crate::game::uttt::{random_cell, threats, Uttt, UtttMove};
 use crate::game::{Game, Outcome, Seat};
 
 use super::eval::{evaluate, macro_lines};
@@ -16,31 +16,70 @@ use super::SearchConfig;
 /// 0.5 or 0 for a finished game, the evaluation of the position reached
 /// otherwise: [`evaluate`] (the fitted model) when `cfg.fitted_eval`, else
 /// [`macro_lines`]; `cfg.eval_weight` is its steepness.
-pub(super) fn informed_playout<R: Rng>(mut pos: Uttt, cfg: &SearchConfig, rng: &mut R) -> f32 {
+pub(super) fn informed_playout<R: Rng>(pos: Uttt, cfg: &SearchConfig, rng: &mut R) -> f32 {
     if let Some(o) = pos.outcome() {
         return o.points(Seat::One) as f32;
     }
-    let threshold = random_threshold(cfg.playout_random_permille);
-    let rules = Rules {
-        block: cfg.playout_block,
-        safe_wins: cfg.playout_safe_wins,
-        macro_wins: cfg.playout_macro_wins,
+    let mut run = Playout {
+        pos,
+        wins: local_wins(&pos),
+        plies: 0,
+        threshold: random_threshold(cfg.playout_random_permille),
     };
-    let max_plies = cfg.cutoff_plies;
-    // Which open boards each player can win at once, kept up to date move
-    // by move: only the board of the move changes.
-    let mut wins = local_wins(&pos);
-    let mut plies = 0;
-    loop {
-        if plies == max_plies && max_plies != 0 {
-            return if cfg.fitted_eval {
-                evaluate(&pos, cfg.eval_weight)
-            } else {
-                macro_lines(&pos, cfg.eval_weight)
-            };
+    // The players' moves alternate, each player's in its own copy of
+    // `step`, where the mover is a constant.
+    if pos.to_move() == Seat::Two {
+        if let Some(v) = run.step::<1, R>(cfg, rng) {
+            return v;
         }
-        let Some(mv) = choose(&pos, &wins, threshold, rules, rng) else {
-            return Outcome::Draw.points(Seat::One) as f32;
+    }
+    loop {
+        if let Some(v) = run.step::<0, R>(cfg, rng) {
+            return v;
+        }
+        if let Some(v) = run.step::<1, R>(cfg, rng) {
+            return v;
+        }
+    }
+}
+
+/// The state of an informed playout.
+struct Playout {
+    pos: Uttt,
+    /// Which open boards each player can win at once, kept up to date move
+    /// by move: only the board of the move changes.
+    wins: [u16; 2],
+    /// Plies played.
+    plies: u32,
+    /// The random moves' threshold (see [`random_threshold`]).
+    threshold: u64,
+}
+
+impl Playout {
+    /// One move of player `ME` (0 for X, 1 for O; the player to move), or
+    /// the playout's result (X's points) when it ends before or with it.
+    #[inline(always)]
+    fn step<const ME: usize, R: Rng>(&mut self, cfg: &SearchConfig, rng: &mut R) -> Option<f32> {
+        let pos = &mut self.pos;
+        let max_plies = cfg.cutoff_plies;
+        if self.plies == max_plies && max_plies != 0 {
+            return Some(if cfg.fitted_eval {
+                evaluate(pos, cfg.eval_weight)
+            } else {
+                macro_lines(pos, cfg.eval_weight)
+            });
+        }
+        // The game is not over here (checked before the first move and
+        // after every move that closes a board), so a forced board is open
+        // and some board is playable.
+        let boards = match pos.forced() {
+            Some(f) => 1 << f,
+            None => FULL & !pos.closed(),
+        };
+        let wins = &mut self.wins;
+        let Some(mv) = choose::<ME, R>(pos, boards, wins, self.threshold, cfg.playout_block, rng)
+        else {
+            return Some(Outcome::Draw.points(Seat::One) as f32);
         };
         let closed = pos.closed();
         pos.play_unchecked(mv);
@@ -50,7 +89,7 @@ pub(super) fn informed_playout<R: Rng>(mut pos: Uttt, cfg: &SearchConfig, rng: &
             wins[1] &= !(1 << b);
             // The game can only end when a board closes.
             if let Some(o) = pos.outcome() {
-                return o.points(Seat::One) as f32;
+                return Some(o.points(Seat::One) as f32);
             }
         } else {
             let e = pos.empty(b);
@@ -59,20 +98,20 @@ pub(super) fn informed_playout<R: Rng>(mut pos: Uttt, cfg: &SearchConfig, rng: &
                 *w = (*w & !(1 << b)) | can << b;
             }
         }
-        plies += 1;
+        self.plies += 1;
+        None
     }
 }
 
 /// The open boards where each player (X, O) completes a local line at once.
 fn local_wins(pos: &Uttt) -> [u16; 2] {
     let mut wins = [0u16; 2];
+    let open = !pos.closed();
     for b in 0..9 {
-        if pos.closed() & (1 << b) == 0 {
-            for (seat, w) in [Seat::One, Seat::Two].into_iter().zip(wins.iter_mut()) {
-                if threats(pos.cells(seat, b)) & pos.empty(b) != 0 {
-                    *w |= 1 << b;
-                }
-            }
+        let e = pos.empty(b);
+        for (seat, w) in [Seat::One, Seat::Two].into_iter().zip(wins.iter_mut()) {
+            let can = (threats(pos.cells(seat, b)) & e != 0) as u16;
+            *w |= (can & open >> b) << b;
         }
     }
     wins
@@ -96,40 +135,33 @@ pub(super) fn informed_move<R: Rng>(
     block: bool,
     rng: &mut R,
 ) -> Option<UtttMove> {
-    let wins = local_wins(pos);
-    let rules = Rules {
-        block,
-        ..Rules::default()
-    };
-    choose(pos, &wins, random_threshold(random_permille), rules, rng)
-}
-
-/// The optional rules of [`choose`] (see `SearchConfig::playout_block` and
-/// `SearchConfig::playout_safe_wins`).
-#[derive(Clone, Copy, Debug, Default)]
-struct Rules {
-    block: bool,
-    safe_wins: bool,
-    macro_wins: bool,
-}
-
-/// [`informed_move`] given `wins`, the open boards where each player can
-/// complete a line at once.
-#[inline]
-fn choose<R: Rng>(
-    pos: &Uttt,
-    wins: &[u16; 2],
-    threshold: u64,
-    rules: Rules,
-    rng: &mut R,
-) -> Option<UtttMove> {
     let boards = pos.playable_boards();
     if boards == 0 {
         return None;
     }
-    let me = pos.to_move();
+    let wins = local_wins(pos);
+    let threshold = random_threshold(random_permille);
+    match pos.to_move() {
+        Seat::One => choose::<0, R>(pos, boards, &wins, threshold, block, rng),
+        Seat::Two => choose::<1, R>(pos, boards, &wins, threshold, block, rng),
+    }
+}
+
+/// [`informed_move`] for the mover `ME` (0 for X, 1 for O) given
+/// `boards`, the boards the mover may play in (not 0), and `wins`, the open
+/// boards where each player can complete a line at once.
+#[inline(always)]
+fn choose<const ME: usize, R: Rng>(
+    pos: &Uttt,
+    boards: u16,
+    wins: &[u16; 2],
+    threshold: u64,
+    block: bool,
+    rng: &mut R,
+) -> Option<UtttMove> {
+    let me = if ME == 0 { Seat::One } else { Seat::Two };
     let them = me.other();
-    let mine = wins[me.index()] & boards;
+    let mine = wins[ME & 1] & boards;
     if mine != 0 {
         // A local win on a board that completes a macro line wins the game.
         let game = mine & threats(pos.won(me));
@@ -144,80 +176,28 @@ fn choose<R: Rng>(
     if (rng.next_u32() as u64) < threshold {
         return pos.random_move(rng);
     }
+    if mine != 0 {
+        let b = random_cell(mine, rng) as usize;
+        let cells = threats(pos.cells(me, b)) & pos.empty(b);
+        return UtttMove::new(b as u8, random_cell(cells, rng));
+    }
     // Boards the opponent must not be sent to: closed ones (a free choice)
     // and open ones where it completes a line at once.
-    let danger = pos.closed() | wins[them.index()];
-    let mut mine = mine;
-    if mine != 0 && rules.macro_wins {
-        // Of the boards to win, those that matter on the macro board: one
-        // the opponent needs for a macro line, or one that gives the mover
-        // a new macro line with its third board open.
-        let open = FULL & !pos.closed();
-        let have = threats(pos.won(me));
-        let mut useful = mine & threats(pos.won(them));
-        let mut bs = mine & !useful;
-        while bs != 0 {
-            let b = bs.trailing_zeros() as usize;
-            bs &= bs - 1;
-            if threats(pos.won(me) | 1 << b) & open & !have & !(1 << b) != 0 {
-                useful |= 1 << b;
-            }
-        }
-        if useful != 0 {
-            mine = useful;
-        }
-    }
-    if mine != 0 && rules.safe_wins {
-        // Win a board with a cell that sends the opponent neither to a
-        // board it wins at once nor to a free choice (the board just won
-        // closes), when there is one.
-        let safe = |b: usize| threats(pos.cells(me, b)) & pos.empty(b) & !(danger | 1 << b);
-        let mut total = 0;
-        let mut bs = mine;
-        while bs != 0 {
-            let b = bs.trailing_zeros() as usize;
-            bs &= bs - 1;
-            total += safe(b).count_ones();
-        }
-        if total > 0 {
-            let mut n = rng.random_range(0..total);
-            let mut bs = mine;
-            while bs != 0 {
-                let b = bs.trailing_zeros() as usize;
-                bs &= bs - 1;
-                let cells = safe(b) as u32;
-                let k = cells.count_ones();
-                if n < k {
-                    return UtttMove::new(b as u8, nth_set_bit(cells, n) as u8);
-                }
-                n -= k;
-            }
-        }
-    }
-    if mine != 0 {
-        let n = rng.random_range(0..mine.count_ones());
-        let b = nth_set_bit(mine as u32, n) as usize;
-        let cells = (threats(pos.cells(me, b)) & pos.empty(b)) as u32;
-        let k = rng.random_range(0..cells.count_ones());
-        return UtttMove::new(b as u8, nth_set_bit(cells, k) as u8);
-    }
+    let danger = pos.closed() | wins[(ME + 1) & 1];
     if boards & (boards - 1) == 0 {
         let b = boards.trailing_zeros() as usize;
         let e = pos.empty(b);
         let safe = e & !danger;
-        if rules.block && wins[them.index()] & boards != 0 {
+        if block && wins[(ME + 1) & 1] & boards != 0 {
             // Take a cell where the opponent would complete a line, when
             // that does not send it somewhere worse.
             let blocks = threats(pos.cells(them, b)) & safe;
             if blocks != 0 {
-                let blocks = blocks as u32;
-                let k = rng.random_range(0..blocks.count_ones());
-                return UtttMove::new(b as u8, nth_set_bit(blocks, k) as u8);
+                return UtttMove::new(b as u8, random_cell(blocks, rng));
             }
         }
-        let cells = if safe != 0 { safe } else { e } as u32;
-        let k = rng.random_range(0..cells.count_ones());
-        return UtttMove::new(b as u8, nth_set_bit(cells, k) as u8);
+        let cells = if safe != 0 { safe } else { e };
+        return UtttMove::new(b as u8, random_cell(cells, rng));
     }
     let mut safe_total = 0;
     let mut all_total = 0;
@@ -226,8 +206,8 @@ fn choose<R: Rng>(
         let b = bs.trailing_zeros() as usize;
         bs &= bs - 1;
         let e = pos.empty(b);
-        safe_total += (e & !danger).count_ones();
-        all_total += e.count_ones();
+        safe_total += count9(e & !danger);
+        all_total += count9(e);
     }
     let (mask, total) = if safe_total > 0 {
         (FULL & !danger, safe_total)
@@ -242,10 +222,10 @@ fn choose<R: Rng>(
     while bs != 0 {
         let b = bs.trailing_zeros() as u8;
         bs &= bs - 1;
-        let e = (pos.empty(b as usize) & mask) as u32;
-        let k = e.count_ones();
+        let list = cell_list(pos.empty(b as usize) & mask);
+        let k = (list & 15) as u32;
         if n < k {
-            return UtttMove::new(b, nth_set_bit(e, n) as u8);
+            return UtttMove::new(b, (list >> (4 + 4 * n.min(8)) & 15) as u8);
         }
         n -= k;
     }
@@ -253,10 +233,10 @@ fn choose<R: Rng>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use rand::rngs::SmallRng;
-    use rand::SeedableRng;
+    use rand::{RngCore, SeedableRng};
 
     #[test]
     fn playouts_take_a_game_win_on_a_free_move() {
@@ -345,5 +325,85 @@ mod tests {
             })
             .count();
         assert!((200..500).contains(&avoided), "{avoided} of 4000");
+    }
+
+    /// A hash of `x` into `h` (FNV-1a on its bytes), for fingerprints.
+    pub(in crate::bot::uttt) fn mix(h: u64, x: u64) -> u64 {
+        x.to_le_bytes()
+            .iter()
+            .fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    }
+
+    /// Positions of random games with `seed`, one every few plies.
+    pub(in crate::bot::uttt) fn sample_positions(seed: u64, n: usize) -> Vec<Uttt> {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut out = vec![Uttt::new()];
+        while out.len() < n {
+            let mut p = Uttt::new();
+            let plies = rng.random_range(0..70);
+            for _ in 0..plies {
+                match p.random_move(&mut rng) {
+                    Some(mv) => p.play_unchecked(mv),
+                    None => break,
+                }
+            }
+            if p.outcome().is_none() {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// Informed playouts draw the same random numbers and reach the same
+    /// results as the code they were recorded from (a speed change must not
+    /// change play): a hash of every result and of the generator's state
+    /// after each playout, for the playout settings the engine and the
+    /// bench use.
+    #[test]
+    fn playouts_are_unchanged() {
+        let positions = sample_positions(17, 300);
+        let base = SearchConfig::optimal();
+        let configs = [
+            base,
+            SearchConfig {
+                playout_block: true,
+                ..base
+            },
+            SearchConfig {
+                playout_random_permille: 0,
+                ..base
+            },
+            SearchConfig {
+                cutoff_plies: 10,
+                ..base
+            },
+            SearchConfig {
+                cutoff_plies: 6,
+                fitted_eval: true,
+                eval_weight: 1.0,
+                ..base
+            },
+        ];
+        let mut got = Vec::new();
+        for cfg in &configs {
+            let mut rng = SmallRng::seed_from_u64(99);
+            let mut h = 0xcbf2_9ce4_8422_2325;
+            for p in &positions {
+                for _ in 0..20 {
+                    let v = informed_playout(*p, cfg, &mut rng);
+                    h = mix(h, v.to_bits() as u64);
+                }
+                h = mix(h, rng.next_u64());
+            }
+            got.push(h);
+        }
+        let want: [u64; 5] = [
+            0x2cccbcf9617b5be1,
+            0xaa2224d857c57833,
+            0x5bde52a23216e79f,
+            0xd2d27a7adce02311,
+            0x48016067925f0f37,
+        ];
+        assert_eq!(got, want);
     }
 }

@@ -3,7 +3,7 @@
 //! opponent's win there, make a threat) and where it sends the opponent (to a
 //! board it wins at once, to a free choice, or somewhere harmless).
 
-use crate::game::grid::FULL;
+use crate::game::grid::{count9, FULL};
 use crate::game::uttt::{line, threats, Uttt, UtttMove};
 use crate::game::Game;
 
@@ -70,8 +70,8 @@ pub(super) fn priors(pos: &Uttt, moves: &[UtttMove], w: &PriorWeights, out: &mut
             if threats(theirs) & bit != 0 {
                 v += w.block;
             }
-            let before = (threats(mine) & pos.empty(b)).count_ones();
-            if (threats(after) & empty_after).count_ones() > before {
+            let before = count9(threats(mine) & pos.empty(b));
+            if count9(threats(after) & empty_after) > before {
                 v += w.threat;
             }
         }
@@ -175,5 +175,23 @@ pub(crate) mod tests {
         assert_eq!(prior_of(&p, 4, 0), w.send_win);
         assert_eq!(prior_of(&p, 4, 8), w.send_free);
         assert_eq!(prior_of(&p, 4, 1), 0.0);
+    }
+
+    /// The priors of every legal move of many positions are those of the
+    /// code they were recorded from, bit for bit.
+    #[test]
+    fn priors_are_unchanged() {
+        use crate::bot::uttt::playout::tests::{mix, sample_positions};
+        let mut h = 0xcbf2_9ce4_8422_2325;
+        let mut out = [0f32; 81];
+        for p in sample_positions(23, 2000) {
+            let moves = p.legal_moves();
+            priors(&p, &moves, &PriorWeights::DEFAULT, &mut out);
+            for (mv, v) in moves.iter().zip(out.iter()) {
+                h = mix(h, (mv.board() * 9 + mv.cell()) as u64);
+                h = mix(h, v.to_bits() as u64);
+            }
+        }
+        assert_eq!(h, 0x974e_e779_94c1_7f5c);
     }
 }

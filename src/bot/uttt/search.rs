@@ -160,14 +160,6 @@ pub struct SearchConfig {
     /// the opponent could complete a line, take such a cell (if it does
     /// not send the opponent to a board it wins at once or a free choice).
     pub playout_block: bool,
-    /// In informed playouts, win a local board with a cell that sends the
-    /// opponent neither to a board it wins at once nor to a free choice,
-    /// when there is one (instead of any winning cell).
-    pub playout_safe_wins: bool,
-    /// In informed playouts, of the local boards the mover can win, win one
-    /// that matters on the macro board (the opponent needs it for a macro
-    /// line, or it gives the mover a new one) when there is one.
-    pub playout_macro_wins: bool,
     /// The prior is the learned policy's logit (policy.rs) instead of the
     /// hand-set feature weights (`prior`).
     pub learned_prior: bool,
@@ -227,8 +219,6 @@ impl SearchConfig {
             reuse: true,
             playout_random_permille: 250,
             playout_block: false,
-            playout_safe_wins: false,
-            playout_macro_wins: false,
             learned_prior: true,
             expand_visits: 1,
             prior_weight: 0.5,
@@ -253,8 +243,6 @@ impl SearchConfig {
             reuse: false,
             playout_random_permille: 0,
             playout_block: false,
-            playout_safe_wins: false,
-            playout_macro_wins: false,
             learned_prior: false,
             expand_visits: 1,
             prior_weight: 0.0,
