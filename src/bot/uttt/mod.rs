@@ -149,9 +149,32 @@ impl Bot<Uttt> for SearchBot {
     }
 }
 
-fn search_config(base: SearchConfig, params: &Params) -> Result<SearchConfig, BotError> {
-    params.only(&["iters", "time_ms", "c", "draw"])?;
+/// The search's settings from a bot's parameters; `prior` (the learned or
+/// the hand-set prior) is accepted only when `with_prior`.
+fn search_config(
+    base: SearchConfig,
+    params: &Params,
+    with_prior: bool,
+) -> Result<SearchConfig, BotError> {
+    let known: &[&str] = if with_prior {
+        &["iters", "time_ms", "c", "draw", "prior"]
+    } else {
+        &["iters", "time_ms", "c", "draw"]
+    };
+    params.only(known)?;
     let mut cfg = base;
+    if with_prior {
+        cfg.learned_prior = match params.opt::<String>("prior")?.as_deref() {
+            None => cfg.learned_prior,
+            Some("learned") => true,
+            Some("hand") => false,
+            Some(other) => {
+                return Err(BotError(format!(
+                    "parameter 'prior' must be learned or hand, not '{other}'"
+                )))
+            }
+        };
+    }
     cfg.iterations = params.get("iters", cfg.iterations)?;
     if cfg.iterations == 0 {
         return Err(BotError("parameter 'iters' must be at least 1".into()));
@@ -201,9 +224,10 @@ impl BuiltinBots for Uttt {
                 "time_ms=N: wall-time budget per move instead (stops 2 % before it, 20 ms at most, and inside the harness limit)",
                 "c=0.4: exploration constant",
                 "draw=0.5: what a draw is worth to the bot (below 0.5: draw contempt)",
+                "prior=learned: the move prior, learned (fitted to self-play searches) or hand (the hand-set weights of before)",
             ],
             prepare: |p| {
-                let cfg = search_config(SearchConfig::optimal(), p)?;
+                let cfg = search_config(SearchConfig::optimal(), p, true)?;
                 Ok(maker(move |seed| SearchBot::new("optimal", cfg, seed)))
             },
         },
@@ -217,7 +241,7 @@ impl BuiltinBots for Uttt {
                 "draw=0.5: what a draw is worth to the bot",
             ],
             prepare: |p| {
-                let cfg = search_config(SearchConfig::plain_uct(), p)?;
+                let cfg = search_config(SearchConfig::plain_uct(), p, false)?;
                 Ok(maker(move |seed| SearchBot::new("uct", cfg, seed)))
             },
         },
@@ -407,6 +431,16 @@ mod tests {
         assert!(e("time_ms=0").contains("time_ms"));
         assert!(e("draw=1.5").contains("'draw'"));
         assert!(e("draw=0.45").is_empty());
+        assert!(e("prior=hand").is_empty());
+        assert!(e("prior=learned").is_empty());
+        assert!(e("prior=best").contains("learned or hand, not 'best'"));
+        // uct has no prior to choose.
+        let uct = crate::bot::BuiltinSpec::parse("uct:prior=hand")
+            .prepare::<Uttt>()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(uct.contains("unknown parameter 'prior'"), "{uct}");
     }
 
     /// The move, the iterations and the tree's size after each search of a
