@@ -453,6 +453,8 @@ mod tests {
                 SearchConfig {
                     iterations: 3000,
                     learned_prior,
+                    // As recorded (the default has moved on since).
+                    prior_weight: 0.5,
                     ..SearchConfig::optimal()
                 },
                 k as u64,

@@ -221,7 +221,7 @@ impl SearchConfig {
             playout_block: false,
             learned_prior: true,
             expand_visits: 1,
-            prior_weight: 0.5,
+            prior_weight: 0.75,
             fpu_reduction: Some(0.0),
             prior: PriorWeights::DEFAULT,
             early_stop: false,
