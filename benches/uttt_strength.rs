@@ -32,7 +32,9 @@
 //! opponent's local line on a forced board), `UTTT_EXPAND` (a leaf is
 //! expanded on this visit, default 1) and `UTTT_LEARNED_PRIOR` (1, the
 //! default: the prior is the learned policy's logit,
-//! src/bot/uttt/policy.rs; 0: the hand-set feature weights). `UTTT_SPEED=1` measures iterations per second of both
+//! src/bot/uttt/policy.rs; 0: the hand-set feature weights) and
+//! `UTTT_POLICY_WEIGHTS` (that policy's weights, comma separated, as the
+//! fitting tool prints them). `UTTT_SPEED=1` measures iterations per second of both
 //! engines instead (the ratio converts equal time to iteration budgets).
 //! `UTTT_TIME_MS` gives both engines a wall-time budget per move instead of
 //! iterations (load-dependent; for speed measurements in real games). After
@@ -51,7 +53,7 @@ use baseline::{BaselineConfig, BaselineMcts};
 use comfy_table::Table;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use referee::bot::uttt::{Mcts, PriorWeights, SearchConfig};
+use referee::bot::uttt::{Mcts, PolicyWeights, PriorWeights, SearchConfig, POLICY_FEATURES};
 use referee::game::{Game, Seat, Uttt, UtttMove};
 use referee::standings::Wdl;
 use referee::stats::{elo_pentanomial, elo_trinomial, Pentanomial, Sprt, SprtStatus};
@@ -68,6 +70,22 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 fn env_percent(name: &str, default: f32) -> f32 {
     env_u64(name, (default * 100.0).round() as u64) as f32 / 100.0
+}
+
+/// The learned prior's weights: `UTTT_POLICY_WEIGHTS` (comma separated,
+/// as `fit_policy_weights` prints them) or `default`.
+fn policy_weights(default: PolicyWeights) -> PolicyWeights {
+    let Ok(v) = std::env::var("UTTT_POLICY_WEIGHTS") else {
+        return default;
+    };
+    let w: Vec<f32> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+    match <[f32; POLICY_FEATURES]>::try_from(w.as_slice()) {
+        Ok(a) => PolicyWeights(a),
+        Err(_) => {
+            eprintln!("UTTT_POLICY_WEIGHTS='{v}': expected {POLICY_FEATURES} numbers");
+            std::process::exit(2);
+        }
+    }
 }
 
 /// Optimal's configuration: the defaults with the knobs of the environment.
@@ -114,6 +132,7 @@ fn ours(iters: u32) -> SearchConfig {
         expand_visits: env_u64("UTTT_EXPAND", base.expand_visits as u64) as u32,
         playout_block: env_u64("UTTT_PLAYOUT_BLOCK", base.playout_block as u64) != 0,
         learned_prior: env_u64("UTTT_LEARNED_PRIOR", base.learned_prior as u64) != 0,
+        policy: policy_weights(base.policy),
         draw_value: env_percent("UTTT_DRAW_PERCENT", base.draw_value),
         ..base
     }

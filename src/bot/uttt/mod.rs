@@ -24,6 +24,7 @@ mod policy;
 mod prior;
 mod search;
 
+pub use policy::{PolicyWeights, FEATURES as POLICY_FEATURES};
 pub use prior::PriorWeights;
 pub use search::{Mcts, SearchConfig, SearchStats};
 

@@ -10,13 +10,19 @@ use crate::game::uttt::{line, threats, Uttt, UtttMove};
 use crate::game::Game;
 
 /// How many features a move has.
-pub(super) const FEATURES: usize = 16;
+pub const FEATURES: usize = 20;
 
-/// The fitted weights, one per feature (see [`move_features`]).
-pub(super) const WEIGHTS: [f32; FEATURES] = [
-    1.7659, 0.9951, 0.4701, -0.7830, 0.2250, -2.0119, 0.8130, -0.0315, -0.6819, -0.1684, -0.6146,
-    -0.2817, 0.7327, 1.0952, 0.5433, 0.9513,
-];
+/// The policy's weights, one per feature (see [`move_features`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PolicyWeights(pub [f32; FEATURES]);
+
+impl PolicyWeights {
+    /// The weights `optimal` uses, fitted by `fit_policy_weights`.
+    pub const DEFAULT: PolicyWeights = PolicyWeights([
+        1.7659, 0.9951, 0.4701, -0.7830, 0.2250, -2.0119, 0.8130, -0.0315, -0.6819, -0.1684,
+        -0.6146, -0.2817, 0.7327, 1.0952, 0.5433, 0.9513, 0.0, 0.0, 0.0, 0.0,
+    ]);
+}
 
 /// The features of a move `mv` in `pos` (whose mover makes it), each 0 or
 /// 1 unless said otherwise:
@@ -42,7 +48,15 @@ pub(super) const WEIGHTS: [f32; FEATURES] = [
 /// 13. it plays on a board the opponent needs for a macro line (not
 ///     winning it);
 /// 14. the opponent's marks on the board it is sent to, / 9;
-/// 15. the mover's marks on the board the opponent is sent to, / 9.
+/// 15. the mover's marks on the board the opponent is sent to, / 9;
+/// 16. it sends the opponent to a board it can win at once and needs for a
+///     macro line (not a game win);
+/// 17. the cells where the opponent completes a line on the board it is
+///     sent to, beyond the first;
+/// 18. it sends the opponent to a free choice, times the share of boards
+///     still open;
+/// 19. it makes a new two-in-a-row on a board the mover needs for a macro
+///     line.
 pub(super) fn move_features(pos: &Uttt, mv: UtttMove) -> [f32; FEATURES] {
     let me = pos.to_move();
     let them = me.other();
@@ -77,6 +91,7 @@ pub(super) fn move_features(pos: &Uttt, mv: UtttMove) -> [f32; FEATURES] {
         f[2] = now.saturating_sub(before) as f32;
         if my_macro & (1 << b) != 0 {
             f[12] = 1.0;
+            f[19] = f[2];
         }
         if their_macro & (1 << b) != 0 {
             f[13] = 1.0;
@@ -96,13 +111,20 @@ pub(super) fn move_features(pos: &Uttt, mv: UtttMove) -> [f32; FEATURES] {
     };
     if d_closed {
         f[3] = 1.0;
+        let open_after = FULL & !pos.closed() & !(if wins { 1 << b } else { 0 });
+        f[18] = open_after.count_ones() as f32 / 9.0;
     } else {
-        if threats(d_theirs) & d_empty != 0 {
+        let their_cells = threats(d_theirs) & d_empty;
+        if their_cells != 0 {
             if line(their_won | 1 << d) {
                 f[5] = 1.0;
             } else {
                 f[4] = 1.0;
+                if their_macro & (1 << d) != 0 {
+                    f[16] = 1.0;
+                }
             }
+            f[17] = (their_cells.count_ones() - 1) as f32;
         } else if their_macro & (1 << d) != 0 {
             f[8] = 1.0;
         }
@@ -120,11 +142,12 @@ pub(super) fn move_features(pos: &Uttt, mv: UtttMove) -> [f32; FEATURES] {
     f
 }
 
-/// Fills `out[i]` with the learned prior (the logit) of `moves[i]` in `pos`.
-pub(super) fn learned_priors(pos: &Uttt, moves: &[UtttMove], out: &mut [f32]) {
+/// Fills `out[i]` with the learned prior (the logit under `w`) of
+/// `moves[i]` in `pos`.
+pub(super) fn learned_priors(pos: &Uttt, moves: &[UtttMove], w: &PolicyWeights, out: &mut [f32]) {
     for (&mv, slot) in moves.iter().zip(out.iter_mut()) {
         let f = move_features(pos, mv);
-        *slot = f.iter().zip(WEIGHTS.iter()).map(|(a, w)| a * w).sum();
+        *slot = f.iter().zip(w.0.iter()).map(|(a, w)| a * w).sum();
     }
 }
 
@@ -167,6 +190,40 @@ mod tests {
         assert_eq!(f[13], 1.0);
         assert_eq!(f[10], 1.0);
         assert_eq!(f[2], 2.0, "makes 0-4-8 and 1-4-7");
+        // Board 4 is not one X needs, so no macro two-in-a-row.
+        assert_eq!(f[19], 0.0);
+        // 4-7 sends O to board 7, where O can complete no line but X
+        // can (4-6-8... X holds 0 and 4 there: 8 completes 0-4-8).
+        let f = move_features(&p, UtttMove::new(4, 7).expect("a move"));
+        assert_eq!(f[9], 1.0);
+        assert_eq!((f[4], f[16], f[17]), (0.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn features_of_sends() {
+        // X to move in board 4; O can win board 0 at once, board 8 is
+        // X's (closed).
+        let text = [
+            "OO.......",
+            "....O....",
+            "....O....",
+            ".........",
+            ".........",
+            "X........",
+            ".........",
+            ".........",
+            "XXX......",
+        ]
+        .concat()
+            + "/4/........X";
+        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let f = move_features(&p, UtttMove::new(4, 0).expect("a move"));
+        assert_eq!((f[3], f[4], f[5], f[16], f[17]), (0.0, 1.0, 0.0, 0.0, 0.0));
+        assert!((f[14] - 2.0 / 9.0).abs() < 1e-6, "two O marks on board 0");
+        let f = move_features(&p, UtttMove::new(4, 8).expect("a move"));
+        assert_eq!(f[3], 1.0);
+        assert!((f[18] - 8.0 / 9.0).abs() < 1e-6, "8 boards open");
+        assert_eq!((f[4], f[14], f[15]), (0.0, 0.0, 0.0));
     }
 
     #[test]
@@ -174,10 +231,11 @@ mod tests {
         let p = Uttt::new();
         let moves = p.legal_moves();
         let mut out = [0f32; 81];
-        learned_priors(&p, &moves, &mut out);
+        let w = PolicyWeights::DEFAULT;
+        learned_priors(&p, &moves, &w, &mut out);
         for (mv, &h) in moves.iter().zip(out.iter()) {
             let f = move_features(&p, *mv);
-            let want: f32 = f.iter().zip(WEIGHTS.iter()).map(|(a, w)| a * w).sum();
+            let want: f32 = f.iter().zip(w.0.iter()).map(|(a, w)| a * w).sum();
             assert_eq!(h, want);
         }
     }
@@ -210,7 +268,7 @@ mod tests {
         total / data.len() as f64
     }
 
-    /// Fits [`WEIGHTS`] to the root visit shares of self-play searches and
+    /// Fits [`PolicyWeights::DEFAULT`] to the root visit shares of self-play searches and
     /// prints them with the held-out cross-entropy of the fit, of the
     /// hand-set prior (as logits, at its best scale) and of uniform play.
     /// Environment: `FIT_GAMES` (default 200), `FIT_ITERS` (iterations a
@@ -338,7 +396,7 @@ mod tests {
         let current = cross_entropy(&test, |d, j| {
             d.0[j]
                 .iter()
-                .zip(&WEIGHTS)
+                .zip(&PolicyWeights::DEFAULT.0)
                 .map(|(&a, &b)| (a * b) as f64)
                 .sum()
         });
@@ -351,9 +409,6 @@ mod tests {
             hand.0
         );
         let list: Vec<String> = w.iter().map(|x| format!("{x:.4}")).collect();
-        println!(
-            "pub(super) const WEIGHTS: [f32; FEATURES] = [{}];",
-            list.join(", ")
-        );
+        println!("UTTT_POLICY_WEIGHTS={}", list.join(","));
     }
 }

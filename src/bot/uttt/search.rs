@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 
 use super::game_winning_moves;
 use super::playout::informed_playout;
-use super::policy::learned_priors;
+use super::policy::{learned_priors, PolicyWeights};
 use super::prior::{priors, PriorWeights};
 use crate::game::uttt::{line, Uttt, UtttMove};
 use crate::game::{Game, Outcome, Seat};
@@ -163,6 +163,8 @@ pub struct SearchConfig {
     /// The prior is the learned policy's logit (policy.rs) instead of the
     /// hand-set feature weights (`prior`).
     pub learned_prior: bool,
+    /// The learned prior's weights.
+    pub policy: PolicyWeights,
     /// A leaf is expanded (its children added) when an iteration reaches
     /// it with at least this many visits before; until then iterations
     /// play out from the leaf itself. 1 expands a node the second time it
@@ -220,6 +222,7 @@ impl SearchConfig {
             playout_random_permille: 250,
             playout_block: false,
             learned_prior: true,
+            policy: PolicyWeights::DEFAULT,
             expand_visits: 1,
             prior_weight: 0.75,
             fpu_reduction: Some(0.0),
@@ -244,6 +247,7 @@ impl SearchConfig {
             playout_random_permille: 0,
             playout_block: false,
             learned_prior: false,
+            policy: PolicyWeights::DEFAULT,
             expand_visits: 1,
             prior_weight: 0.0,
             fpu_reduction: None,
@@ -351,7 +355,7 @@ impl Mcts {
         let mut values = [0f32; 81];
         if self.config.prior_weight != 0.0 || self.config.fpu_reduction.is_none() {
             if self.config.learned_prior {
-                learned_priors(pos, &moves, &mut values);
+                learned_priors(pos, &moves, &self.config.policy, &mut values);
             } else {
                 priors(pos, &moves, &self.config.prior, &mut values);
             }
