@@ -262,6 +262,26 @@ pub(super) mod tests {
         total / labels.len() as f64
     }
 
+    /// One Newton step of a fit with an L2 penalty `lambda / 2 |w|^2`:
+    /// adds the penalty to the loss's gradient and Hessian at `w`, moves
+    /// `w` and returns the step's length.
+    pub(in crate::bot::uttt) fn newton_step(
+        w: &mut [f64],
+        mut grad: Vec<f64>,
+        mut hess: Vec<Vec<f64>>,
+        lambda: f64,
+    ) -> f64 {
+        for i in 0..w.len() {
+            grad[i] += lambda * w[i];
+            hess[i][i] += lambda;
+        }
+        let d = solve(hess, grad);
+        for (wi, di) in w.iter_mut().zip(&d) {
+            *wi -= di;
+        }
+        d.iter().map(|x| x * x).sum::<f64>().sqrt()
+    }
+
     /// Solves `a x = b` (a symmetric positive definite) by Gaussian
     /// elimination with partial pivoting.
     pub(in crate::bot::uttt) fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
@@ -375,16 +395,7 @@ pub(super) mod tests {
                     }
                 }
             }
-            for i in 0..FEATURES {
-                grad[i] += lambda * w[i];
-                hess[i][i] += lambda;
-            }
-            let d = solve(hess, grad);
-            let size: f64 = d.iter().map(|x| x * x).sum::<f64>().sqrt();
-            for i in 0..FEATURES {
-                w[i] -= d[i];
-            }
-            if size < 1e-9 {
+            if newton_step(&mut w, grad, hess, lambda) < 1e-9 {
                 eprintln!("converged after {} Newton steps", step + 1);
                 break;
             }

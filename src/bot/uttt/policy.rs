@@ -155,7 +155,7 @@ pub(super) fn learned_priors(pos: &Uttt, moves: &[UtttMove], w: &PolicyWeights, 
 #[allow(clippy::needless_range_loop)] // matrix code reads best with indices
 mod tests {
     use super::*;
-    use crate::bot::uttt::eval::tests::solve;
+    use crate::bot::uttt::eval::tests::newton_step;
     use crate::bot::uttt::prior::{priors, PriorWeights};
     use crate::bot::uttt::{Mcts, SearchConfig};
     use rand::rngs::SmallRng;
@@ -201,22 +201,7 @@ mod tests {
 
     #[test]
     fn features_of_sends() {
-        // X to move in board 4; O can win board 0 at once, board 8 is
-        // X's (closed).
-        let text = [
-            "OO.......",
-            "....O....",
-            "....O....",
-            ".........",
-            ".........",
-            "X........",
-            ".........",
-            ".........",
-            "XXX......",
-        ]
-        .concat()
-            + "/4/........X";
-        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let p = crate::bot::uttt::prior::tests::sends_position();
         let f = move_features(&p, UtttMove::new(4, 0).expect("a move"));
         assert_eq!((f[3], f[4], f[5], f[16], f[17]), (0.0, 1.0, 0.0, 0.0, 0.0));
         assert!((f[14] - 2.0 / 9.0).abs() < 1e-6, "two O marks on board 0");
@@ -371,16 +356,7 @@ mod tests {
                     }
                 }
             }
-            for i in 0..FEATURES {
-                grad[i] += lambda * w[i];
-                hess[i][i] += lambda;
-            }
-            let d = solve(hess, grad);
-            let size: f64 = d.iter().map(|x| x * x).sum::<f64>().sqrt();
-            for i in 0..FEATURES {
-                w[i] -= d[i];
-            }
-            if size < 1e-9 {
+            if newton_step(&mut w, grad, hess, lambda) < 1e-9 {
                 eprintln!("converged after {} Newton steps", step + 1);
                 break;
             }

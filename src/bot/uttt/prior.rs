@@ -154,9 +154,9 @@ pub(crate) mod tests {
         assert_eq!(prior_of(&p, 4, 6), 0.0);
     }
 
-    #[test]
-    fn sends_are_judged() {
-        // X to move in board 4; O can win board 0, board 8 is closed.
+    /// X to move in board 4; O can win board 0 at once, board 8 is X's
+    /// (closed).
+    pub(crate) fn sends_position() -> Uttt {
         let text = [
             "OO.......",
             "....O....",
@@ -170,7 +170,12 @@ pub(crate) mod tests {
         ]
         .concat()
             + "/4/........X";
-        let p: Uttt = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn sends_are_judged() {
+        let p = sends_position();
         let w = PriorWeights::DEFAULT;
         assert_eq!(prior_of(&p, 4, 0), w.send_win);
         assert_eq!(prior_of(&p, 4, 8), w.send_free);
