@@ -10,7 +10,7 @@ use crate::game::uttt::{line, threats, Uttt, UtttMove};
 use crate::game::Game;
 
 /// How many features a move has.
-pub const FEATURES: usize = 20;
+pub const FEATURES: usize = 16;
 
 /// The policy's weights, one per feature (see [`move_features`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -20,7 +20,7 @@ impl PolicyWeights {
     /// The weights `optimal` uses, fitted by `fit_policy_weights`.
     pub const DEFAULT: PolicyWeights = PolicyWeights([
         1.7659, 0.9951, 0.4701, -0.7830, 0.2250, -2.0119, 0.8130, -0.0315, -0.6819, -0.1684,
-        -0.6146, -0.2817, 0.7327, 1.0952, 0.5433, 0.9513, 0.0, 0.0, 0.0, 0.0,
+        -0.6146, -0.2817, 0.7327, 1.0952, 0.5433, 0.9513,
     ]);
 }
 
@@ -48,15 +48,7 @@ impl PolicyWeights {
 /// 13. it plays on a board the opponent needs for a macro line (not
 ///     winning it);
 /// 14. the opponent's marks on the board it is sent to, / 9;
-/// 15. the mover's marks on the board the opponent is sent to, / 9;
-/// 16. it sends the opponent to a board it can win at once and needs for a
-///     macro line (not a game win);
-/// 17. the cells where the opponent completes a line on the board it is
-///     sent to, beyond the first;
-/// 18. it sends the opponent to a free choice, times the share of boards
-///     still open;
-/// 19. it makes a new two-in-a-row on a board the mover needs for a macro
-///     line.
+/// 15. the mover's marks on the board the opponent is sent to, / 9.
 pub(super) fn move_features(pos: &Uttt, mv: UtttMove) -> [f32; FEATURES] {
     let me = pos.to_move();
     let them = me.other();
@@ -91,7 +83,6 @@ pub(super) fn move_features(pos: &Uttt, mv: UtttMove) -> [f32; FEATURES] {
         f[2] = now.saturating_sub(before) as f32;
         if my_macro & (1 << b) != 0 {
             f[12] = 1.0;
-            f[19] = f[2];
         }
         if their_macro & (1 << b) != 0 {
             f[13] = 1.0;
@@ -111,20 +102,13 @@ pub(super) fn move_features(pos: &Uttt, mv: UtttMove) -> [f32; FEATURES] {
     };
     if d_closed {
         f[3] = 1.0;
-        let open_after = FULL & !pos.closed() & !(if wins { 1 << b } else { 0 });
-        f[18] = open_after.count_ones() as f32 / 9.0;
     } else {
-        let their_cells = threats(d_theirs) & d_empty;
-        if their_cells != 0 {
+        if threats(d_theirs) & d_empty != 0 {
             if line(their_won | 1 << d) {
                 f[5] = 1.0;
             } else {
                 f[4] = 1.0;
-                if their_macro & (1 << d) != 0 {
-                    f[16] = 1.0;
-                }
             }
-            f[17] = (their_cells.count_ones() - 1) as f32;
         } else if their_macro & (1 << d) != 0 {
             f[8] = 1.0;
         }
@@ -190,24 +174,21 @@ mod tests {
         assert_eq!(f[13], 1.0);
         assert_eq!(f[10], 1.0);
         assert_eq!(f[2], 2.0, "makes 0-4-8 and 1-4-7");
-        // Board 4 is not one X needs, so no macro two-in-a-row.
-        assert_eq!(f[19], 0.0);
         // 4-7 sends O to board 7, where O can complete no line but X
         // can (4-6-8... X holds 0 and 4 there: 8 completes 0-4-8).
         let f = move_features(&p, UtttMove::new(4, 7).expect("a move"));
         assert_eq!(f[9], 1.0);
-        assert_eq!((f[4], f[16], f[17]), (0.0, 0.0, 0.0));
+        assert_eq!((f[4], f[5]), (0.0, 0.0));
     }
 
     #[test]
     fn features_of_sends() {
         let p = crate::bot::uttt::prior::tests::sends_position();
         let f = move_features(&p, UtttMove::new(4, 0).expect("a move"));
-        assert_eq!((f[3], f[4], f[5], f[16], f[17]), (0.0, 1.0, 0.0, 0.0, 0.0));
+        assert_eq!((f[3], f[4], f[5]), (0.0, 1.0, 0.0));
         assert!((f[14] - 2.0 / 9.0).abs() < 1e-6, "two O marks on board 0");
         let f = move_features(&p, UtttMove::new(4, 8).expect("a move"));
         assert_eq!(f[3], 1.0);
-        assert!((f[18] - 8.0 / 9.0).abs() < 1e-6, "8 boards open");
         assert_eq!((f[4], f[14], f[15]), (0.0, 0.0, 0.0));
     }
 
