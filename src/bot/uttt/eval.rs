@@ -262,6 +262,15 @@ pub(super) mod tests {
         total / labels.len() as f64
     }
 
+    /// A fitting tool's setting: the environment variable `name` as a
+    /// whole number, or `default`.
+    pub(in crate::bot::uttt) fn env(name: &str, default: usize) -> usize {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    }
+
     /// One Newton step of a fit with an L2 penalty `lambda / 2 |w|^2`:
     /// adds the penalty to the loss's gradient and Hessian at `w`, moves
     /// `w` and returns the step's length.
@@ -316,12 +325,6 @@ pub(super) mod tests {
     #[test]
     #[ignore = "a tool: fits the evaluation's weights (minutes)"]
     fn fit_evaluation_weights() {
-        let env = |name: &str, default: usize| -> usize {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(default)
-        };
         let games = env("FIT_GAMES", 400);
         let iters = env("FIT_ITERS", 2000) as u32;
         let playouts = env("FIT_PLAYOUTS", 64);

@@ -139,7 +139,7 @@ pub(super) fn learned_priors(pos: &Uttt, moves: &[UtttMove], w: &PolicyWeights, 
 #[allow(clippy::needless_range_loop)] // matrix code reads best with indices
 mod tests {
     use super::*;
-    use crate::bot::uttt::eval::tests::newton_step;
+    use crate::bot::uttt::eval::tests::{env, newton_step};
     use crate::bot::uttt::prior::{priors, PriorWeights};
     use crate::bot::uttt::{Mcts, SearchConfig};
     use rand::rngs::SmallRng;
@@ -244,12 +244,6 @@ mod tests {
     #[test]
     #[ignore = "a tool: fits the learned policy's weights (minutes)"]
     fn fit_policy_weights() {
-        let env = |name: &str, default: usize| -> usize {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(default)
-        };
         let games = env("FIT_GAMES", 200);
         let iters = env("FIT_ITERS", 20_000) as u32;
         let mut rng = SmallRng::seed_from_u64(env("FIT_SEED", 4040) as u64);
