@@ -262,6 +262,23 @@ pub(super) mod tests {
         total / labels.len() as f64
     }
 
+    /// The start of self-play game `g` for a fitting tool: one engine a
+    /// player, both with `cfg`, and the position after two random plies.
+    pub(in crate::bot::uttt) fn self_play_start(
+        cfg: SearchConfig,
+        g: u64,
+        rng: &mut SmallRng,
+    ) -> ([Mcts; 2], Uttt) {
+        let engines = [Mcts::new(cfg, 2 * g), Mcts::new(cfg, 2 * g + 1)];
+        let mut pos = Uttt::new();
+        for _ in 0..2 {
+            if let Some(mv) = pos.random_move(rng) {
+                pos.play_unchecked(mv);
+            }
+        }
+        (engines, pos)
+    }
+
     /// A fitting tool's setting: the environment variable `name` as a
     /// whole number, or `default`.
     pub(in crate::bot::uttt) fn env(name: &str, default: usize) -> usize {
@@ -339,16 +356,7 @@ pub(super) mod tests {
                 iterations: iters,
                 ..SearchConfig::optimal()
             };
-            let mut engines = [
-                Mcts::new(cfg, 2 * g as u64),
-                Mcts::new(cfg, 2 * g as u64 + 1),
-            ];
-            let mut pos = Uttt::new();
-            for _ in 0..2 {
-                if let Some(mv) = pos.random_move(&mut rng) {
-                    pos.play_unchecked(mv);
-                }
-            }
+            let (mut engines, mut pos) = self_play_start(cfg, g as u64, &mut rng);
             let mut seen = Vec::new();
             while !pos.is_over() {
                 seen.push(pos);

@@ -139,9 +139,9 @@ pub(super) fn learned_priors(pos: &Uttt, moves: &[UtttMove], w: &PolicyWeights, 
 #[allow(clippy::needless_range_loop)] // matrix code reads best with indices
 mod tests {
     use super::*;
-    use crate::bot::uttt::eval::tests::{env, newton_step};
+    use crate::bot::uttt::eval::tests::{env, newton_step, self_play_start};
     use crate::bot::uttt::prior::{priors, PriorWeights};
-    use crate::bot::uttt::{Mcts, SearchConfig};
+    use crate::bot::uttt::SearchConfig;
     use rand::rngs::SmallRng;
     use rand::SeedableRng;
 
@@ -256,16 +256,7 @@ mod tests {
                 learned_prior: learned,
                 ..SearchConfig::optimal()
             };
-            let mut engines = [
-                Mcts::new(cfg, 2 * g as u64),
-                Mcts::new(cfg, 2 * g as u64 + 1),
-            ];
-            let mut pos = Uttt::new();
-            for _ in 0..2 {
-                if let Some(mv) = pos.random_move(&mut rng) {
-                    pos.play_unchecked(mv);
-                }
-            }
+            let (mut engines, mut pos) = self_play_start(cfg, g as u64, &mut rng);
             while !pos.is_over() {
                 let engine = &mut engines[pos.to_move().index()];
                 let Some(mv) = engine.search(&pos) else {
