@@ -6,10 +6,14 @@
 //! 3. paired games, our `optimal` against board-game's `MCTSBot`, at equal
 //!    wall time per move.
 //!
-//! `MCTSBot` only takes an iteration budget, so its budget per move is
-//! calibrated from its measured iterations per second (the rate in the
-//! opening, where the tree is largest and iterations slowest, which is in
-//! its favour later in the game). Our engine runs with `time_ms`.
+//! `MCTSBot` only takes an iteration budget. Its budget for a move is its
+//! speed in the games themselves times the time per move: a [`PeerClock`]
+//! times every move it makes and keeps its iterations per second for each
+//! phase of the game (ten plies), over all games so far, so that it gets
+//! the same wall time as our engine under the same load (the rate measured
+//! alone from the empty board, before the games, only starts it off). Our
+//! engine runs with `time_ms`. The table gives both engines' average time
+//! per move. `PEERS_ITERS=N` gives MCTSBot a fixed N iterations instead.
 //!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
 //! (defaults: 200 games at 100 ms), games on `PEERS_THREADS` threads at
@@ -103,9 +107,91 @@ fn iterations_per_second() -> (f64, f64, f64) {
     (optimal, uct, theirs)
 }
 
+/// Phases of the game for [`PeerClock`]: plies 0-9, 10-19, ..., 80.
+const PHASES: usize = 9;
+
+/// Both engines' time per move in the games, and MCTSBot's iterations per
+/// second by phase, which set its budget.
+struct PeerClock {
+    ms: u64,
+    /// A fixed budget (`PEERS_ITERS`) instead of a timed one.
+    fixed: Option<u64>,
+    /// The rate measured before the games, for a phase not yet timed.
+    start_rate: f64,
+    state: Mutex<ClockState>,
+}
+
+#[derive(Default)]
+struct ClockState {
+    /// MCTSBot's iterations and seconds, by phase.
+    phase: [(u64, f64); PHASES],
+    /// Moves and seconds of ours and of MCTSBot.
+    ours: (u64, f64),
+    theirs: (u64, f64),
+}
+
+impl PeerClock {
+    fn new(ms: u64, fixed: Option<u64>, start_rate: f64) -> PeerClock {
+        PeerClock {
+            ms,
+            fixed,
+            start_rate,
+            state: Mutex::new(ClockState::default()),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, ClockState> {
+        self.state.lock().expect("no thread panicked")
+    }
+
+    /// MCTSBot's budget for a move at `ply`: its rate in this phase (once
+    /// it has a tenth of a second of moves there) times the time per move.
+    fn budget(&self, ply: usize) -> u64 {
+        if let Some(n) = self.fixed {
+            return n;
+        }
+        let (iters, secs) = self.state().phase[(ply / 10).min(PHASES - 1)];
+        let rate = if secs >= 0.1 {
+            iters as f64 / secs
+        } else {
+            self.start_rate
+        };
+        ((rate * self.ms as f64 / 1000.0) as u64).max(1)
+    }
+
+    fn record_theirs(&self, ply: usize, iters: u64, secs: f64) {
+        let mut st = self.state();
+        let slot = &mut st.phase[(ply / 10).min(PHASES - 1)];
+        slot.0 += iters;
+        slot.1 += secs;
+        st.theirs.0 += 1;
+        st.theirs.1 += secs;
+    }
+
+    fn record_ours(&self, secs: f64) {
+        let mut st = self.state();
+        st.ours.0 += 1;
+        st.ours.1 += secs;
+    }
+
+    /// Average milliseconds a move: ours, MCTSBot's; and MCTSBot's average
+    /// iterations a move.
+    fn averages(&self) -> (f64, f64, f64) {
+        let st = self.state();
+        let avg = |(n, s): (u64, f64)| 1000.0 * s / n.max(1) as f64;
+        let iters: u64 = st.phase.iter().map(|p| p.0).sum();
+        (
+            avg(st.ours),
+            avg(st.theirs),
+            iters as f64 / st.theirs.0.max(1) as f64,
+        )
+    }
+}
+
 /// Plays one game from `opening` (moves applied to both boards) and returns
 /// the result for our engine, which plays `ours`.
-fn play_game(opening: &[UtttMove], ours: Seat, ms: u64, peer_iters: u64, seed: u64) -> f64 {
+fn play_game(opening: &[UtttMove], ours: Seat, clock: &PeerClock, seed: u64) -> f64 {
+    let ms = clock.ms;
     let mut pos = Uttt::new();
     let mut peer = STTTBoard::default();
     for &mv in opening {
@@ -119,20 +205,26 @@ fn play_game(opening: &[UtttMove], ours: Seat, ms: u64, peer_iters: u64, seed: u
         ..SearchConfig::optimal()
     };
     let mut engine = Mcts::new(cfg, seed);
-    let mut theirs = MCTSBot::new(
-        peer_iters,
-        2.0,
-        rand08::rngs::SmallRng::seed_from_u64(seed ^ 0x5eed),
-    );
+    let mut rng = rand08::rngs::SmallRng::seed_from_u64(seed ^ 0x5eed);
+    let mut ply = opening.len();
     while !pos.is_over() {
+        let start = Instant::now();
         let mv = if pos.to_move() == ours {
-            engine.search(&pos).expect("a move while the game is on")
+            let mv = engine.search(&pos).expect("a move while the game is on");
+            clock.record_ours(start.elapsed().as_secs_f64());
+            mv
         } else {
+            // A bot per move, with this move's budget (MCTSBot keeps no
+            // tree between moves).
+            let iters = clock.budget(ply);
+            let mut theirs = MCTSBot::new(iters, 2.0, &mut rng);
             let c = theirs
                 .select_move(&peer)
                 .expect("board-game has a move while the game is on");
+            clock.record_theirs(ply, iters, start.elapsed().as_secs_f64());
             from_peer(c).expect("board-game coordinates are in range")
         };
+        ply += 1;
         assert!(pos.is_legal(mv), "illegal move {mv} in {pos}");
         pos.play_unchecked(mv);
         peer.play(to_peer(mv))
@@ -182,6 +274,16 @@ fn main() {
             }
         },
     };
+    let fixed: Option<u64> = match std::env::var("PEERS_ITERS") {
+        Err(_) => None,
+        Ok(v) => match v.parse() {
+            Ok(n) if n >= 1 => Some(n),
+            _ => {
+                eprintln!("PEERS_ITERS='{v}' is not a whole number >= 1");
+                std::process::exit(2);
+            }
+        },
+    };
     let (ours, theirs) = playouts_per_second();
     println!("random playouts/s   referee {ours:>12.0}   board-game {theirs:>12.0}");
     let (opt, uct, bg) = iterations_per_second();
@@ -189,10 +291,10 @@ fn main() {
         "MCTS iterations/s   referee optimal {opt:>10.0}   referee uct {uct:>10.0}   board-game MCTSBot {bg:>10.0}"
     );
     println!();
-    println!("| opponent | time per move | games | score | Elo (95 % interval) |");
-    println!("|---|---|---|---|---|");
+    println!("| opponent | time per move | games | score | Elo (95 % interval) | average move (ours / MCTSBot) |");
+    println!("|---|---|---|---|---|---|");
     for ms in times {
-        let peer_iters = ((bg * ms as f64 / 1000.0) as u64).max(1);
+        let clock = PeerClock::new(ms, fixed, bg);
         // Two random plies per pair, drawn up front so that the pairs are
         // the same whatever the number of threads; each bot plays both
         // seats from them.
@@ -219,8 +321,7 @@ fn main() {
                         break;
                     };
                     for (k, seat) in [Seat::One, Seat::Two].into_iter().enumerate() {
-                        let points =
-                            play_game(opening, seat, ms, peer_iters, (pair * 2 + k) as u64);
+                        let points = play_game(opening, seat, &clock, (pair * 2 + k) as u64);
                         let mut wdl = results.lock().expect("no thread panicked");
                         wdl.add(points);
                         eprint!(
@@ -238,8 +339,13 @@ fn main() {
         let wdl = results.into_inner().expect("no thread panicked");
         eprintln!();
         let elo = elo_trinomial(&wdl);
+        let (ours_ms, theirs_ms, iters) = clock.averages();
+        let budget = match fixed {
+            Some(n) => format!("{n} iterations a move"),
+            None => format!("timed: {iters:.0} iterations a move on average"),
+        };
         println!(
-            "| board-game MCTSBot ({peer_iters} iterations ≈ {ms} ms) | {ms} ms | {} | {:.1} % (+{} ={} -{}) | {elo} |",
+            "| board-game MCTSBot ({budget}) | {ms} ms | {} | {:.1} % (+{} ={} -{}) | {elo} | {ours_ms:.1} / {theirs_ms:.1} ms |",
             wdl.games(),
             100.0 * wdl.score(),
             wdl.wins,
