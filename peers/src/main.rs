@@ -110,6 +110,10 @@ fn iterations_per_second() -> (f64, f64, f64) {
 /// Phases of the game for [`PeerClock`]: plies 0-9, 10-19, ..., 80.
 const PHASES: usize = 9;
 
+fn phase(ply: usize) -> usize {
+    (ply / 10).min(PHASES - 1)
+}
+
 /// Both engines' time per move in the games, and MCTSBot's iterations per
 /// second by phase, which set its budget.
 struct PeerClock {
@@ -150,7 +154,7 @@ impl PeerClock {
         if let Some(n) = self.fixed {
             return n;
         }
-        let (iters, secs) = self.state().phase[(ply / 10).min(PHASES - 1)];
+        let (iters, secs) = self.state().phase[phase(ply)];
         let rate = if secs >= 0.1 {
             iters as f64 / secs
         } else {
@@ -161,7 +165,7 @@ impl PeerClock {
 
     fn record_theirs(&self, ply: usize, iters: u64, secs: f64) {
         let mut st = self.state();
-        let slot = &mut st.phase[(ply / 10).min(PHASES - 1)];
+        let slot = &mut st.phase[phase(ply)];
         slot.0 += iters;
         slot.1 += secs;
         st.theirs.0 += 1;
@@ -242,6 +246,19 @@ fn play_game(opening: &[UtttMove], ours: Seat, clock: &PeerClock, seed: u64) -> 
     result.points(ours)
 }
 
+/// A whole number >= 1 from the environment variable `name`, if set;
+/// anything else set there ends the run with an error.
+fn env_count(name: &str) -> Option<u64> {
+    let v = std::env::var(name).ok()?;
+    match v.parse() {
+        Ok(n) if n >= 1 => Some(n),
+        _ => {
+            eprintln!("{name}='{v}' is not a whole number >= 1");
+            std::process::exit(2);
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let games: u64 = match args.first().map(|s| s.parse()) {
@@ -264,26 +281,11 @@ fn main() {
     };
     // Games run on this many threads at once (each game alternates between
     // the two engines, so one thread keeps one core busy).
-    let threads: usize = match std::env::var("PEERS_THREADS") {
-        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        Ok(v) => match v.parse() {
-            Ok(n) if n >= 1 => n,
-            _ => {
-                eprintln!("PEERS_THREADS='{v}' is not a whole number >= 1");
-                std::process::exit(2);
-            }
-        },
-    };
-    let fixed: Option<u64> = match std::env::var("PEERS_ITERS") {
-        Err(_) => None,
-        Ok(v) => match v.parse() {
-            Ok(n) if n >= 1 => Some(n),
-            _ => {
-                eprintln!("PEERS_ITERS='{v}' is not a whole number >= 1");
-                std::process::exit(2);
-            }
-        },
-    };
+    let threads = env_count("PEERS_THREADS").map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |n| n as usize,
+    );
+    let fixed = env_count("PEERS_ITERS");
     let (ours, theirs) = playouts_per_second();
     println!("random playouts/s   referee {ours:>12.0}   board-game {theirs:>12.0}");
     let (opt, uct, bg) = iterations_per_second();
@@ -352,5 +354,34 @@ fn main() {
             wdl.draws,
             wdl.losses
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_budgets_by_the_rate_timed_in_each_phase() {
+        let clock = PeerClock::new(100, None, 200_000.0);
+        // Untimed phases start from the rate measured before the games.
+        assert_eq!(clock.budget(0), 20_000);
+        // Under a tenth of a second timed, still the starting rate.
+        clock.record_theirs(3, 1_000, 0.05);
+        assert_eq!(clock.budget(5), 20_000);
+        // Then the phase's own rate: 1 000 000 iterations/s.
+        clock.record_theirs(9, 99_000, 0.05);
+        assert_eq!(clock.budget(0), 100_000);
+        // Other phases are untouched; plies past 80 share the last one.
+        assert_eq!(clock.budget(10), 20_000);
+        clock.record_theirs(85, 50_000, 0.1);
+        assert_eq!(clock.budget(80), 50_000);
+        clock.record_ours(0.08);
+        let (ours, theirs, iters) = clock.averages();
+        assert!((ours - 80.0).abs() < 1e-9);
+        assert!((theirs - 200.0 / 3.0).abs() < 1e-9);
+        assert!((iters - 50_000.0).abs() < 1e-9);
+        // A fixed budget ignores the timings.
+        assert_eq!(PeerClock::new(100, Some(7), 1.0).budget(0), 7);
     }
 }
