@@ -34,7 +34,11 @@
 //! default: the prior is the learned policy's logit,
 //! src/bot/uttt/policy.rs; 0: the hand-set feature weights) and
 //! `UTTT_POLICY_WEIGHTS` (that policy's weights, comma separated, as the
-//! fitting tool prints them). `UTTT_SPEED=1` measures iterations per second of both
+//! fitting tool prints them), `UTTT_TAPER=1` (tapered expansion as the tree
+//! fills). `UTTT_MAX_NODES` caps the tree of both referee engines (`self`
+//! included, unless `UTTT_OPP_MAX_NODES` gives its own; default and maximum
+//! 8 M nodes): a small cap at a small budget stands for the default cap at
+//! 1 s. `UTTT_SPEED=1` measures iterations per second of both
 //! engines instead (the ratio converts equal time to iteration budgets).
 //! `UTTT_TIME_MS` gives both engines a wall-time budget per move instead of
 //! iterations (load-dependent; for speed measurements in real games). After
@@ -89,6 +93,19 @@ fn policy_weights(default: PolicyWeights) -> PolicyWeights {
 }
 
 /// Optimal's configuration: the defaults with the knobs of the environment.
+/// The tree's node cap of both engines of referee (`UTTT_MAX_NODES`): a
+/// small cap at a small budget stands for the default cap at a large one.
+fn max_nodes() -> usize {
+    let default = referee::bot::uttt::MAX_NODES;
+    (env_u64("UTTT_MAX_NODES", default as u64) as usize).clamp(1000, default)
+}
+
+/// The `self` opponent's cap (`UTTT_OPP_MAX_NODES`, default the same).
+fn opp_max_nodes() -> usize {
+    let default = referee::bot::uttt::MAX_NODES;
+    (env_u64("UTTT_OPP_MAX_NODES", max_nodes() as u64) as usize).clamp(1000, default)
+}
+
 fn ours(iters: u32) -> SearchConfig {
     let base = SearchConfig::optimal();
     let fpu = match std::env::var("UTTT_FPU_PERCENT").as_deref() {
@@ -134,6 +151,8 @@ fn ours(iters: u32) -> SearchConfig {
         learned_prior: env_u64("UTTT_LEARNED_PRIOR", base.learned_prior as u64) != 0,
         policy: policy_weights(base.policy),
         draw_value: env_percent("UTTT_DRAW_PERCENT", base.draw_value),
+        max_nodes: max_nodes(),
+        taper_expansion: env_u64("UTTT_TAPER", base.taper_expansion as u64) != 0,
         ..base
     }
 }
@@ -174,6 +193,7 @@ fn opponent(kind: &str, iters: u32, seed: u64) -> Engine {
             SearchConfig {
                 iterations: iters,
                 time: time_budget(),
+                max_nodes: opp_max_nodes(),
                 ..SearchConfig::optimal()
             },
             seed,

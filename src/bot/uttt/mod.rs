@@ -26,7 +26,7 @@ mod search;
 
 pub use policy::{PolicyWeights, FEATURES as POLICY_FEATURES};
 pub use prior::PriorWeights;
-pub use search::{Mcts, SearchConfig, SearchStats};
+pub use search::{Mcts, SearchConfig, SearchStats, MAX_NODES};
 
 /// Moves of `pos` that win the game at once.
 fn game_winning_moves(pos: &Uttt) -> MoveList<UtttMove> {

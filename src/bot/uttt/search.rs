@@ -123,10 +123,12 @@ const LINK_INDEX: u32 = (1 << 24) - 1;
 /// No child (a node whose children are all proven lost, or none).
 const NONE: usize = usize::MAX;
 
-/// The tree stops growing at this many nodes (32 bytes each, so about
-/// 270 MB; a 1 s search makes a few million); iterations then end in
-/// playouts from the leaves they reach.
-const MAX_NODES: usize = 8 << 20;
+/// The default cap on the tree's nodes (28 bytes each with their
+/// statistics, so about 235 MB, and as much again in the buffer kept for
+/// the next tree reuse). A fresh 1 s search makes about 4 million; with the
+/// subtree that tree reuse keeps, 1 s searches in the middle game reach
+/// the cap.
+pub const MAX_NODES: usize = 8 << 20;
 
 const _: () = assert!(MAX_NODES <= LINK_INDEX as usize + 1);
 const _: () = assert!(std::mem::size_of::<Node>() == 16);
@@ -207,6 +209,15 @@ pub struct SearchConfig {
     /// time (32 700 vs 22 000 iterations, 200 games) the fitted one scored
     /// 54.0 % against the baseline, the macro-line one 62.5 %.
     pub fitted_eval: bool,
+    /// The tree stops growing at this many nodes (at most [`MAX_NODES`]);
+    /// iterations then end in playouts from the leaves they reach.
+    pub max_nodes: usize,
+    /// Tapered expansion: once the tree holds half of `max_nodes`, a leaf
+    /// needs more visits before it is expanded, twice as many for each
+    /// further sixteenth of the cap filled, so that the last nodes go to
+    /// the most visited leaves instead of the first ones reached. Off, the
+    /// tree grows at full rate until it is full, then stops.
+    pub taper_expansion: bool,
 }
 
 impl SearchConfig {
@@ -232,6 +243,8 @@ impl SearchConfig {
             eval_weight: 0.5,
             draw_value: 0.5,
             fitted_eval: false,
+            max_nodes: MAX_NODES,
+            taper_expansion: false,
         }
     }
 
@@ -257,6 +270,8 @@ impl SearchConfig {
             eval_weight: 0.5,
             draw_value: 0.5,
             fitted_eval: false,
+            max_nodes: MAX_NODES,
+            taper_expansion: false,
         }
     }
 }
@@ -472,6 +487,21 @@ impl Mcts {
         node.explore = inv.sqrt();
     }
 
+    /// The visits (this one included) a leaf needs before it is expanded:
+    /// `expand_visits`, raised as the tree fills with `taper_expansion`.
+    #[inline]
+    fn expand_threshold(&self) -> u32 {
+        let k = self.config.expand_visits;
+        let cap = self.config.max_nodes.min(MAX_NODES);
+        let half = cap / 2;
+        let len = self.nodes.len();
+        if !self.config.taper_expansion || len < half {
+            return k;
+        }
+        let steps = ((len - half) * 8 / half.max(1)).min(7) as u32;
+        k.max(1).saturating_mul(2 << steps)
+    }
+
     /// Picks the child to descend into: a proven win at once; never a child
     /// proven lost for the mover (unless all are); else the best score of
     /// UCB1 plus the fading prior, unvisited children scored by the
@@ -557,8 +587,8 @@ impl Mcts {
                     o.points(Seat::One) as f32
                 } else {
                     if !self.nodes[idx].expanded
-                        && self.stats[idx].visits + 1 >= self.config.expand_visits
-                        && self.nodes.len() + 81 <= MAX_NODES
+                        && self.stats[idx].visits + 1 >= self.expand_threshold()
+                        && self.nodes.len() + 81 <= self.config.max_nodes.min(MAX_NODES)
                     {
                         self.expand(idx, &pos);
                         // Decisive move: a child that wins the game at once
@@ -945,6 +975,65 @@ mod tests {
         let (again, twin) = search(4, 7);
         assert_eq!(again, mv);
         assert_eq!(twin.nodes.len(), lazy.nodes.len());
+    }
+
+    #[test]
+    fn the_tree_stops_at_its_cap_and_tapers_expansion_before_it() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let cap = 20_000;
+        let search = |taper: bool| {
+            let mut m = Mcts::new(
+                SearchConfig {
+                    iterations: 30_000,
+                    reuse: false,
+                    max_nodes: cap,
+                    taper_expansion: taper,
+                    ..SearchConfig::optimal()
+                },
+                3,
+            );
+            let mv = m.search(&p).unwrap();
+            assert!(p.is_legal(mv));
+            m
+        };
+        let hard = search(false);
+        assert!(hard.nodes.len() <= cap && hard.nodes.len() + 81 > cap);
+        // Without the taper, leaves are expanded on their second visit
+        // right up to the cap.
+        let late = |m: &Mcts| -> Vec<(usize, u32)> {
+            m.nodes
+                .iter()
+                .zip(&m.stats)
+                .filter(|(n, _)| n.expanded && n.first_child() >= cap / 2)
+                .map(|(n, s)| (n.first_child(), s.visits))
+                .collect()
+        };
+        assert!(late(&hard).iter().any(|&(_, v)| v < 4));
+        let tapered = search(true);
+        assert!(tapered.nodes.len() <= cap);
+        let expanded_late = late(&tapered);
+        assert!(!expanded_late.is_empty());
+        for (first, visits) in expanded_late {
+            // The node was expanded when the tree held `first` nodes.
+            let steps = ((first - cap / 2) * 8 / (cap / 2)).min(7);
+            assert!(visits >= 2 << steps, "{visits} visits at {first} nodes");
+        }
+        // Below half the cap the taper changes nothing.
+        let small = |taper: bool| {
+            let mut m = Mcts::new(
+                SearchConfig {
+                    iterations: 1000,
+                    reuse: false,
+                    max_nodes: cap,
+                    taper_expansion: taper,
+                    ..SearchConfig::optimal()
+                },
+                3,
+            );
+            (m.search(&p), m.nodes.len())
+        };
+        assert!(small(false).1 < cap / 2);
+        assert_eq!(small(false), small(true));
     }
 
     #[test]
