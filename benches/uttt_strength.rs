@@ -38,7 +38,8 @@
 //! fills). `UTTT_MAX_NODES` caps the tree of both referee engines (`self`
 //! included, unless `UTTT_OPP_MAX_NODES` gives its own; default and maximum
 //! 8 M nodes): a small cap at a small budget stands for the default cap at
-//! 1 s. `UTTT_SPEED=1` measures iterations per second of both
+//! 1 s. `UTTT_PRIOR_FADE_PERCENT` is the exponent of the prior's fading
+//! x 100 (default 100). `UTTT_SPEED=1` measures iterations per second of both
 //! engines instead (the ratio converts equal time to iteration budgets).
 //! `UTTT_TIME_MS` gives both engines a wall-time budget per move instead of
 //! iterations (load-dependent; for speed measurements in real games). After
@@ -145,6 +146,7 @@ fn ours(iters: u32) -> SearchConfig {
             if fitted { 1.0 } else { base.eval_weight },
         ),
         fitted_eval: fitted,
+        prior_fade: env_percent("UTTT_PRIOR_FADE_PERCENT", base.prior_fade),
         cutoff_plies: env_u64("UTTT_CUTOFF", base.cutoff_plies as u64) as u32,
         expand_visits: env_u64("UTTT_EXPAND", base.expand_visits as u64) as u32,
         playout_block: env_u64("UTTT_PLAYOUT_BLOCK", base.playout_block as u64) != 0,

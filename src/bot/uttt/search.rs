@@ -218,6 +218,10 @@ pub struct SearchConfig {
     /// the most visited leaves instead of the first ones reached. Off, the
     /// tree grows at full rate until it is full, then stops.
     pub taper_expansion: bool,
+    /// How fast the progressive bias fades: a child's bias is
+    /// `prior_weight * h / (n + 1)^prior_fade` (1: Chaslot's progressive
+    /// bias; below 1 the prior keeps its say for more visits).
+    pub prior_fade: f32,
 }
 
 impl SearchConfig {
@@ -245,6 +249,7 @@ impl SearchConfig {
             fitted_eval: false,
             max_nodes: MAX_NODES,
             taper_expansion: false,
+            prior_fade: 1.0,
         }
     }
 
@@ -272,6 +277,7 @@ impl SearchConfig {
             fitted_eval: false,
             max_nodes: MAX_NODES,
             taper_expansion: false,
+            prior_fade: 1.0,
         }
     }
 }
@@ -482,8 +488,16 @@ impl Mcts {
         s.reward += reward;
         let v = s.visits as f32;
         let inv = 1.0 / v;
+        let fade = self.config.prior_fade;
+        let fade = if fade == 1.0 {
+            v + 1.0
+        } else if fade == 0.5 {
+            (v + 1.0).sqrt()
+        } else {
+            (v + 1.0).powf(fade)
+        };
         let node = &mut self.nodes[idx];
-        node.base = s.reward * inv + w * s.prior / (v + 1.0);
+        node.base = s.reward * inv + w * s.prior / fade;
         node.explore = inv.sqrt();
     }
 
@@ -1136,6 +1150,28 @@ mod tests {
             if !learned {
                 assert_eq!(m.nodes[c].mv, UtttMove::new(4, 2).unwrap());
             }
+        }
+    }
+
+    #[test]
+    fn the_prior_fades_with_visits_at_its_exponent() {
+        for (fade, expected) in [(1.0f32, 0.6 / 4.0), (0.5, 0.6 / 2.0)] {
+            let mut m = Mcts::new(
+                SearchConfig {
+                    prior_weight: 0.6,
+                    prior_fade: fade,
+                    ..SearchConfig::optimal()
+                },
+                1,
+            );
+            m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.6));
+            m.stats.push(Stats::leaf(1.0));
+            for _ in 0..3 {
+                m.add(0, 0.5, 0.6);
+            }
+            // Three visits, mean 0.5: the bias is 0.6 / (3 + 1)^fade.
+            let bias = m.nodes[0].base - 0.5;
+            assert!((bias - expected).abs() < 1e-6, "fade {fade}: {bias}");
         }
     }
 }
