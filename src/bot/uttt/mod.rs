@@ -158,7 +158,7 @@ fn search_config(
     with_prior: bool,
 ) -> Result<SearchConfig, BotError> {
     let known: &[&str] = if with_prior {
-        &["iters", "time_ms", "c", "draw", "prior"]
+        &["iters", "time_ms", "c", "draw", "prior", "fade"]
     } else {
         &["iters", "time_ms", "c", "draw"]
     };
@@ -175,6 +175,12 @@ fn search_config(
                 )))
             }
         };
+        cfg.prior_fade = params.get("fade", cfg.prior_fade)?;
+        if !(cfg.prior_fade.is_finite() && (0.0..=2.0).contains(&cfg.prior_fade)) {
+            return Err(BotError(
+                "parameter 'fade' must be a number from 0 to 2".into(),
+            ));
+        }
     }
     cfg.iterations = params.get("iters", cfg.iterations)?;
     if cfg.iterations == 0 {
@@ -226,6 +232,7 @@ impl BuiltinBots for Uttt {
                 "c=0.4: exploration constant",
                 "draw=0.5: what a draw is worth to the bot (below 0.5: draw contempt)",
                 "prior=learned: the move prior, learned (fitted to self-play searches) or hand (the hand-set weights of before)",
+                "fade=0.5: how fast the prior fades, as the power of (visits + 1) that divides it (1: the engine of before 2026-11-24)",
             ],
             prepare: |p| {
                 let cfg = search_config(SearchConfig::optimal(), p, true)?;
@@ -435,6 +442,9 @@ mod tests {
         assert!(e("prior=hand").is_empty());
         assert!(e("prior=learned").is_empty());
         assert!(e("prior=best").contains("learned or hand, not 'best'"));
+        assert!(e("fade=1").is_empty());
+        assert!(e("fade=-1").contains("'fade' must be a number from 0 to 2"));
+        assert!(e("fade=x").contains("fade"));
         // uct has no prior to choose.
         let uct = crate::bot::BuiltinSpec::parse("uct:prior=hand")
             .prepare::<Uttt>()
@@ -447,16 +457,23 @@ mod tests {
     /// The move, the iterations and the tree's size after each search of a
     /// few positions at 3000 iterations, with tree reuse across moves.
     fn fingerprint(learned_prior: bool) -> Vec<(String, u32, usize)> {
+        fingerprint_of(SearchConfig {
+            learned_prior,
+            // As recorded (the defaults have moved on since).
+            prior_weight: 0.5,
+            prior_fade: 1.0,
+            ..SearchConfig::optimal()
+        })
+    }
+
+    fn fingerprint_of(cfg: SearchConfig) -> Vec<(String, u32, usize)> {
         use super::playout::tests::sample_positions;
         let mut got = Vec::new();
         for (k, p) in sample_positions(31, 6).into_iter().enumerate() {
             let mut m = Mcts::new(
                 SearchConfig {
                     iterations: 3000,
-                    learned_prior,
-                    // As recorded (the default has moved on since).
-                    prior_weight: 0.5,
-                    ..SearchConfig::optimal()
+                    ..cfg
                 },
                 k as u64,
             );
@@ -530,6 +547,36 @@ mod tests {
             ("6 1", 3000, 19004),
             ("0 2", 3000, 21550),
             ("1 5", 3000, 21575),
+        ];
+        let want: Vec<(String, u32, usize)> = want
+            .iter()
+            .map(|&(mv, i, n)| (mv.to_string(), i, n))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    /// The same at today's defaults (the prior fading as the square root
+    /// of the visits).
+    #[test]
+    fn searches_at_the_defaults_are_unchanged() {
+        let got = fingerprint_of(SearchConfig::optimal());
+        let want = [
+            ("0 7", 3000, 25250),
+            ("0 8", 3000, 24181),
+            ("0 6", 3000, 25445),
+            ("4 4", 3000, 23127),
+            ("0 8", 3000, 23225),
+            ("0 5", 3000, 23050),
+            ("3 2", 0, 0),
+            ("4 3", 3000, 21468),
+            ("0 6", 3000, 26056),
+            ("1 3", 3000, 32975),
+            ("3 2", 3000, 17079),
+            ("4 7", 395, 3565),
+            ("1 6", 0, 1097),
+            ("6 2", 3000, 19258),
+            ("1 5", 3000, 19559),
+            ("0 2", 3000, 26589),
         ];
         let want: Vec<(String, u32, usize)> = want
             .iter()

@@ -249,7 +249,7 @@ impl SearchConfig {
             fitted_eval: false,
             max_nodes: MAX_NODES,
             taper_expansion: false,
-            prior_fade: 1.0,
+            prior_fade: 0.5,
         }
     }
 
