@@ -172,9 +172,10 @@ pub struct SearchConfig {
     /// play out from the leaf itself. 1 expands a node the second time it
     /// is reached (its first visit is the playout that created it).
     pub expand_visits: u32,
-    /// Progressive bias: a child's score gets `prior_weight * h / (n + 1)`
-    /// for its heuristic value `h` and its visits `n`, so the heuristic
-    /// steers the first visits and fades as results come in. 0 turns it off.
+    /// Progressive bias: a child's score gets `prior_weight * h / (n +
+    /// 1)^prior_fade` for its heuristic value `h` and its visits `n`, so the
+    /// heuristic steers the first visits and fades as results come in. 0
+    /// turns it off.
     pub prior_weight: f32,
     /// First-play urgency. `None`: every child is tried once before any is
     /// tried twice (the best prior first). `Some(r)`: an unvisited child
