@@ -466,6 +466,14 @@ mod tests {
         })
     }
 
+    fn assert_fingerprint(got: Vec<(String, u32, usize)>, want: &[(&str, u32, usize)]) {
+        let want: Vec<(String, u32, usize)> = want
+            .iter()
+            .map(|&(mv, i, n)| (mv.to_string(), i, n))
+            .collect();
+        assert_eq!(got, want);
+    }
+
     fn fingerprint_of(cfg: SearchConfig) -> Vec<(String, u32, usize)> {
         use super::playout::tests::sample_positions;
         let mut got = Vec::new();
@@ -519,11 +527,7 @@ mod tests {
             ("0 2", 3000, 21884),
             ("1 5", 3000, 20079),
         ];
-        let want: Vec<(String, u32, usize)> = want
-            .iter()
-            .map(|&(mv, i, n)| (mv.to_string(), i, n))
-            .collect();
-        assert_eq!(got, want);
+        assert_fingerprint(got, &want);
     }
 
     /// The same with the learned prior, the default.
@@ -548,11 +552,7 @@ mod tests {
             ("0 2", 3000, 21550),
             ("1 5", 3000, 21575),
         ];
-        let want: Vec<(String, u32, usize)> = want
-            .iter()
-            .map(|&(mv, i, n)| (mv.to_string(), i, n))
-            .collect();
-        assert_eq!(got, want);
+        assert_fingerprint(got, &want);
     }
 
     /// The same at today's defaults (the prior fading as the square root
@@ -578,10 +578,6 @@ mod tests {
             ("1 5", 3000, 19559),
             ("0 2", 3000, 26589),
         ];
-        let want: Vec<(String, u32, usize)> = want
-            .iter()
-            .map(|&(mv, i, n)| (mv.to_string(), i, n))
-            .collect();
-        assert_eq!(got, want);
+        assert_fingerprint(got, &want);
     }
 }
