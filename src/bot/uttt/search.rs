@@ -502,13 +502,18 @@ impl Mcts {
         node.explore = inv.sqrt();
     }
 
+    /// The tree's node cap: `max_nodes`, at most [`MAX_NODES`].
+    #[inline]
+    fn node_cap(&self) -> usize {
+        self.config.max_nodes.min(MAX_NODES)
+    }
+
     /// The visits (this one included) a leaf needs before it is expanded:
     /// `expand_visits`, raised as the tree fills with `taper_expansion`.
     #[inline]
     fn expand_threshold(&self) -> u32 {
         let k = self.config.expand_visits;
-        let cap = self.config.max_nodes.min(MAX_NODES);
-        let half = cap / 2;
+        let half = self.node_cap() / 2;
         let len = self.nodes.len();
         if !self.config.taper_expansion || len < half {
             return k;
@@ -603,7 +608,7 @@ impl Mcts {
                 } else {
                     if !self.nodes[idx].expanded
                         && self.stats[idx].visits + 1 >= self.expand_threshold()
-                        && self.nodes.len() + 81 <= self.config.max_nodes.min(MAX_NODES)
+                        && self.nodes.len() + 81 <= self.node_cap()
                     {
                         self.expand(idx, &pos);
                         // Decisive move: a child that wins the game at once
@@ -996,10 +1001,10 @@ mod tests {
     fn the_tree_stops_at_its_cap_and_tapers_expansion_before_it() {
         let p = play(&[(4, 4), (4, 0)]);
         let cap = 20_000;
-        let search = |taper: bool| {
+        let search = |taper: bool, iterations: u32| {
             let mut m = Mcts::new(
                 SearchConfig {
-                    iterations: 30_000,
+                    iterations,
                     reuse: false,
                     max_nodes: cap,
                     taper_expansion: taper,
@@ -1011,7 +1016,7 @@ mod tests {
             assert!(p.is_legal(mv));
             m
         };
-        let hard = search(false);
+        let hard = search(false, 30_000);
         assert!(hard.nodes.len() <= cap && hard.nodes.len() + 81 > cap);
         // Without the taper, leaves are expanded on their second visit
         // right up to the cap.
@@ -1024,7 +1029,7 @@ mod tests {
                 .collect()
         };
         assert!(late(&hard).iter().any(|&(_, v)| v < 4));
-        let tapered = search(true);
+        let tapered = search(true, 30_000);
         assert!(tapered.nodes.len() <= cap);
         let expanded_late = late(&tapered);
         assert!(!expanded_late.is_empty());
@@ -1035,17 +1040,8 @@ mod tests {
         }
         // Below half the cap the taper changes nothing.
         let small = |taper: bool| {
-            let mut m = Mcts::new(
-                SearchConfig {
-                    iterations: 1000,
-                    reuse: false,
-                    max_nodes: cap,
-                    taper_expansion: taper,
-                    ..SearchConfig::optimal()
-                },
-                3,
-            );
-            (m.search(&p), m.nodes.len())
+            let m = search(taper, 1000);
+            (m.best_root_move(), m.nodes.len())
         };
         assert!(small(false).1 < cap / 2);
         assert_eq!(small(false), small(true));
