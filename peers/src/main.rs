@@ -14,6 +14,9 @@
 //! alone from the empty board, before the games, only starts it off). Our
 //! engine runs with `time_ms`. The table gives both engines' average time
 //! per move. `PEERS_ITERS=N` gives MCTSBot a fixed N iterations instead.
+//! The pairs' openings (two random plies) are drawn from a seed, the time
+//! per move by default; `PEERS_SEED=N` draws them from N instead, so that a
+//! second run adds games on new openings rather than replaying the first's.
 //!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
 //! (defaults: 200 games at 100 ms), games on `PEERS_THREADS` threads at
@@ -286,6 +289,7 @@ fn main() {
         |n| n as usize,
     );
     let fixed = env_count("PEERS_ITERS");
+    let opening_seed = env_count("PEERS_SEED");
     let (ours, theirs) = playouts_per_second();
     println!("random playouts/s   referee {ours:>12.0}   board-game {theirs:>12.0}");
     let (opt, uct, bg) = iterations_per_second();
@@ -299,8 +303,9 @@ fn main() {
         let clock = PeerClock::new(ms, fixed, bg);
         // Two random plies per pair, drawn up front so that the pairs are
         // the same whatever the number of threads; each bot plays both
-        // seats from them.
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(ms);
+        // seats from them. The openings' seed is the time per move unless
+        // `PEERS_SEED` gives another (to add games on new openings).
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(opening_seed.unwrap_or(ms));
         let openings: Vec<Vec<UtttMove>> = (0..games / 2)
             .map(|_| {
                 let mut opening = Vec::new();
