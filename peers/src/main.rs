@@ -222,14 +222,18 @@ fn play_game(opening: &[UtttMove], ours: Seat, clock: &PeerClock, seed: u64) -> 
             mv
         } else {
             // A bot per move, with this move's budget (MCTSBot keeps no
-            // tree between moves).
-            let iters = clock.budget(ply);
-            let mut theirs = MCTSBot::new(iters, 2.0, &mut rng);
-            let c = theirs
-                .select_move(&peer)
-                .expect("board-game has a move while the game is on");
-            clock.record_theirs(ply, iters, start.elapsed().as_secs_f64());
-            from_peer(c).expect("board-game coordinates are in range")
+            // tree between moves). Its search stops early once the root is
+            // proven, so the clock records the iterations it ran (the
+            // root's visits: one per iteration), not the budget: counting
+            // the budget made a proven move look like millions of
+            // iterations in no time, and the rate and the next budgets
+            // grew without bound.
+            let budget = clock.budget(ply);
+            let mut theirs = MCTSBot::new(budget, 2.0, &mut rng);
+            let tree = theirs.build_tree(&peer);
+            let ran = u64::try_from(tree[0].visits).unwrap_or(0).max(1);
+            clock.record_theirs(ply, ran, start.elapsed().as_secs_f64());
+            from_peer(tree.best_move()).expect("board-game coordinates are in range")
         };
         ply += 1;
         assert!(pos.is_legal(mv), "illegal move {mv} in {pos}");
