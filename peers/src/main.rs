@@ -17,6 +17,8 @@
 //! The pairs' openings (two random plies) are drawn from a seed, the time
 //! per move by default; `PEERS_SEED=N` draws them from N instead, so that a
 //! second run adds games on new openings rather than replaying the first's.
+//! `PEERS_DRAW=D` (draw contempt) and `PEERS_TAPER=1` (tapered expansion)
+//! change our engine's settings, to try a lever against MCTSBot.
 //!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
 //! (defaults: 200 games at 100 ms), games on `PEERS_THREADS` threads at
@@ -32,7 +34,7 @@ use board_game::board::{Board as PeerBoard, Outcome as PeerOutcome, Player};
 use board_game::games::sttt::{Coord, STTTBoard};
 use rand::SeedableRng as _;
 use rand08::SeedableRng as _;
-use referee::bot::uttt::{Mcts, SearchConfig};
+use referee::bot::uttt::{Mcts, SearchConfig, MAX_NODES};
 use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
 use referee::standings::Wdl;
 use referee::stats::elo_trinomial;
@@ -134,6 +136,9 @@ struct ClockState {
     phase: [(u64, f64); PHASES],
     /// Moves and seconds of ours and of MCTSBot.
     ours: (u64, f64),
+    /// Our iterations, and our moves whose tree ended at its node cap.
+    ours_iters: u64,
+    ours_capped: u64,
     theirs: (u64, f64),
 }
 
@@ -175,10 +180,12 @@ impl PeerClock {
         st.theirs.1 += secs;
     }
 
-    fn record_ours(&self, secs: f64) {
+    fn record_ours(&self, secs: f64, iters: u32, capped: bool) {
         let mut st = self.state();
         st.ours.0 += 1;
         st.ours.1 += secs;
+        st.ours_iters += u64::from(iters);
+        st.ours_capped += u64::from(capped);
     }
 
     /// Average milliseconds a move: ours, MCTSBot's; and MCTSBot's average
@@ -197,7 +204,13 @@ impl PeerClock {
 
 /// Plays one game from `opening` (moves applied to both boards) and returns
 /// the result for our engine, which plays `ours`.
-fn play_game(opening: &[UtttMove], ours: Seat, clock: &PeerClock, seed: u64) -> f64 {
+fn play_game(
+    opening: &[UtttMove],
+    ours: Seat,
+    clock: &PeerClock,
+    base: SearchConfig,
+    seed: u64,
+) -> f64 {
     let ms = clock.ms;
     let mut pos = Uttt::new();
     let mut peer = STTTBoard::default();
@@ -209,7 +222,7 @@ fn play_game(opening: &[UtttMove], ours: Seat, clock: &PeerClock, seed: u64) -> 
     let cfg = SearchConfig {
         iterations: u32::MAX,
         time: Some(Duration::from_millis(ms)),
-        ..SearchConfig::optimal()
+        ..base
     };
     let mut engine = Mcts::new(cfg, seed);
     let mut rng = rand08::rngs::SmallRng::seed_from_u64(seed ^ 0x5eed);
@@ -218,7 +231,11 @@ fn play_game(opening: &[UtttMove], ours: Seat, clock: &PeerClock, seed: u64) -> 
         let start = Instant::now();
         let mv = if pos.to_move() == ours {
             let mv = engine.search(&pos).expect("a move while the game is on");
-            clock.record_ours(start.elapsed().as_secs_f64());
+            let stats = engine.stats();
+            // The tree is full when one more expansion (81 children at
+            // most) would pass its cap.
+            let capped = stats.nodes + 81 > cfg.max_nodes.min(MAX_NODES);
+            clock.record_ours(start.elapsed().as_secs_f64(), stats.iterations, capped);
             mv
         } else {
             // A bot per move, with this move's budget (MCTSBot keeps no
@@ -266,6 +283,38 @@ fn env_count(name: &str) -> Option<u64> {
     }
 }
 
+/// A number from the environment variable `name`, if set, within `range`;
+/// anything else set there ends the run with an error.
+fn env_number(name: &str, range: std::ops::RangeInclusive<f32>) -> Option<f32> {
+    let v = std::env::var(name).ok()?;
+    match v.parse::<f32>() {
+        Ok(x) if range.contains(&x) => Some(x),
+        _ => {
+            eprintln!(
+                "{name}='{v}' is not a number from {} to {}",
+                range.start(),
+                range.end()
+            );
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Our engine's settings: the defaults, with the knobs `PEERS_DRAW` (draw
+/// contempt: what a draw is worth to our engine, 0.5 neutral) and
+/// `PEERS_TAPER=1` (tapered expansion near the node cap) for trying a lever
+/// against MCTSBot.
+fn our_config() -> SearchConfig {
+    let mut cfg = SearchConfig::optimal();
+    if let Some(d) = env_number("PEERS_DRAW", 0.0..=1.0) {
+        cfg.draw_value = d;
+    }
+    if let Some(t) = env_count("PEERS_TAPER") {
+        cfg.taper_expansion = t == 1;
+    }
+    cfg
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let games: u64 = match args.first().map(|s| s.parse()) {
@@ -294,6 +343,13 @@ fn main() {
     );
     let fixed = env_count("PEERS_ITERS");
     let opening_seed = env_count("PEERS_SEED");
+    let base = our_config();
+    if base.draw_value != 0.5 || base.taper_expansion {
+        println!(
+            "ours: draw {} (PEERS_DRAW), tapered expansion {} (PEERS_TAPER)",
+            base.draw_value, base.taper_expansion
+        );
+    }
     let (ours, theirs) = playouts_per_second();
     println!("random playouts/s   referee {ours:>12.0}   board-game {theirs:>12.0}");
     let (opt, uct, bg) = iterations_per_second();
@@ -332,7 +388,7 @@ fn main() {
                         break;
                     };
                     for (k, seat) in [Seat::One, Seat::Two].into_iter().enumerate() {
-                        let points = play_game(opening, seat, &clock, (pair * 2 + k) as u64);
+                        let points = play_game(opening, seat, &clock, base, (pair * 2 + k) as u64);
                         let mut wdl = results.lock().expect("no thread panicked");
                         wdl.add(points);
                         eprint!(
@@ -363,6 +419,13 @@ fn main() {
             wdl.draws,
             wdl.losses
         );
+        let st = clock.state();
+        println!(
+            "ours: {:.0} iterations a move on average; {} of {} moves ended with the tree at its node cap",
+            st.ours_iters as f64 / st.ours.0.max(1) as f64,
+            st.ours_capped,
+            st.ours.0
+        );
     }
 }
 
@@ -385,7 +448,7 @@ mod tests {
         assert_eq!(clock.budget(10), 20_000);
         clock.record_theirs(85, 50_000, 0.1);
         assert_eq!(clock.budget(80), 50_000);
-        clock.record_ours(0.08);
+        clock.record_ours(0.08, 1000, false);
         let (ours, theirs, iters) = clock.averages();
         assert!((ours - 80.0).abs() < 1e-9);
         assert!((theirs - 200.0 / 3.0).abs() < 1e-9);
