@@ -39,8 +39,9 @@
 //! included, unless `UTTT_OPP_MAX_NODES` gives its own; default and maximum
 //! 8 M nodes): a small cap at a small budget stands for the default cap at
 //! 1 s. `UTTT_PRIOR_FADE_PERCENT` is the exponent of the prior's fading
-//! x 100 (default 100). `UTTT_SPEED=1` measures iterations per second of both
-//! engines instead (the ratio converts equal time to iteration budgets).
+//! x 100 (default 50, the engine's since the seventh round). `UTTT_SPEED=1`
+//! measures iterations per second of both engines instead (the ratio
+//! converts equal time to iteration budgets).
 //! `UTTT_TIME_MS` gives both engines a wall-time budget per move instead of
 //! iterations (load-dependent; for speed measurements in real games). After
 //! a match the bench prints each engine's iterations per second inside the

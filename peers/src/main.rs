@@ -17,8 +17,9 @@
 //! The pairs' openings (two random plies) are drawn from a seed, the time
 //! per move by default; `PEERS_SEED=N` draws them from N instead, so that a
 //! second run adds games on new openings rather than replaying the first's.
-//! `PEERS_DRAW=D` (draw contempt) and `PEERS_TAPER=1` (tapered expansion)
-//! change our engine's settings, to try a lever against MCTSBot.
+//! `PEERS_DRAW=D` (draw contempt), `PEERS_PRIOR=W` (the prior's weight)
+//! and `PEERS_TAPER=1` (tapered expansion) change our engine's settings, to
+//! try a lever against MCTSBot.
 //!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
 //! (defaults: 200 games at 100 ms), games on `PEERS_THREADS` threads at
@@ -301,11 +302,14 @@ fn env_number(name: &str, range: std::ops::RangeInclusive<f32>) -> Option<f32> {
 }
 
 /// Our engine's settings: the defaults, with the knobs `PEERS_DRAW` (draw
-/// contempt: what a draw is worth to our engine, 0.5 neutral) and
-/// `PEERS_TAPER=1` (tapered expansion near the node cap) for trying a lever
-/// against MCTSBot.
+/// contempt: what a draw is worth to our engine, 0.5 neutral),
+/// `PEERS_PRIOR` (the prior's weight) and `PEERS_TAPER=1` (tapered
+/// expansion near the node cap) for trying a lever against MCTSBot.
 fn our_config() -> SearchConfig {
     let mut cfg = SearchConfig::optimal();
+    if let Some(w) = env_number("PEERS_PRIOR", 0.0..=10.0) {
+        cfg.prior_weight = w;
+    }
     if let Some(d) = env_number("PEERS_DRAW", 0.0..=1.0) {
         cfg.draw_value = d;
     }
@@ -344,10 +348,10 @@ fn main() {
     let fixed = env_count("PEERS_ITERS");
     let opening_seed = env_count("PEERS_SEED");
     let base = our_config();
-    if base.draw_value != 0.5 || base.taper_expansion {
+    if base != SearchConfig::optimal() {
         println!(
-            "ours: draw {} (PEERS_DRAW), tapered expansion {} (PEERS_TAPER)",
-            base.draw_value, base.taper_expansion
+            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER)",
+            base.draw_value, base.prior_weight, base.taper_expansion
         );
     }
     let (ours, theirs) = playouts_per_second();
