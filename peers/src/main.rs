@@ -35,7 +35,7 @@ use board_game::board::{Board as PeerBoard, Outcome as PeerOutcome, Player};
 use board_game::games::sttt::{Coord, STTTBoard};
 use rand::SeedableRng as _;
 use rand08::SeedableRng as _;
-use referee::bot::uttt::{Mcts, SearchConfig, MAX_NODES};
+use referee::bot::uttt::{Mcts, SearchConfig};
 use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
 use referee::standings::Wdl;
 use referee::stats::elo_trinomial;
@@ -235,7 +235,7 @@ fn play_game(
             let stats = engine.stats();
             // The tree is full when one more expansion (81 children at
             // most) would pass its cap.
-            let capped = stats.nodes + 81 > cfg.max_nodes.min(MAX_NODES);
+            let capped = stats.nodes + 81 > cfg.node_cap();
             clock.record_ours(start.elapsed().as_secs_f64(), stats.iterations, capped);
             mv
         } else {
@@ -313,8 +313,15 @@ fn our_config() -> SearchConfig {
     if let Some(d) = env_number("PEERS_DRAW", 0.0..=1.0) {
         cfg.draw_value = d;
     }
-    if let Some(t) = env_count("PEERS_TAPER") {
-        cfg.taper_expansion = t == 1;
+    if let Ok(v) = std::env::var("PEERS_TAPER") {
+        cfg.taper_expansion = match v.as_str() {
+            "1" => true,
+            "0" => false,
+            _ => {
+                eprintln!("PEERS_TAPER='{v}' is not 0 or 1");
+                std::process::exit(2);
+            }
+        };
     }
     cfg
 }

@@ -226,6 +226,12 @@ pub struct SearchConfig {
 }
 
 impl SearchConfig {
+    /// The tree's node cap: `max_nodes`, at most [`MAX_NODES`].
+    #[inline]
+    pub fn node_cap(&self) -> usize {
+        self.max_nodes.min(MAX_NODES)
+    }
+
     /// The `optimal` engine's defaults.
     pub fn optimal() -> Self {
         SearchConfig {
@@ -502,10 +508,9 @@ impl Mcts {
         node.explore = inv.sqrt();
     }
 
-    /// The tree's node cap: `max_nodes`, at most [`MAX_NODES`].
     #[inline]
     fn node_cap(&self) -> usize {
-        self.config.max_nodes.min(MAX_NODES)
+        self.config.node_cap()
     }
 
     /// The visits (this one included) a leaf needs before it is expanded:
