@@ -39,7 +39,11 @@
 //! included, unless `UTTT_OPP_MAX_NODES` gives its own; default and maximum
 //! 8 M nodes): a small cap at a small budget stands for the default cap at
 //! 1 s. `UTTT_PRIOR_FADE_PERCENT` is the exponent of the prior's fading
-//! x 100 (default 50, the engine's since the seventh round). `UTTT_SPEED=1`
+//! x 100 (default 50, the engine's since the seventh round).
+//! `UTTT_VALUE_MIX_PERCENT` mixes the leaf's evaluation into each playout's
+//! result (x 100) and `UTTT_MINIMAX_PERCENT` weights implicit minimax
+//! backups of it (x 100); both use the cut-off's evaluation
+//! (`UTTT_FITTED_EVAL`, `UTTT_EVAL_PERCENT`), default 0 (off). `UTTT_SPEED=1`
 //! measures iterations per second of both engines instead (the ratio
 //! converts equal time to iteration budgets).
 //! `UTTT_TIME_MS` gives both engines a wall-time budget per move instead of
@@ -156,6 +160,8 @@ fn ours(iters: u32) -> SearchConfig {
         draw_value: env_percent("UTTT_DRAW_PERCENT", base.draw_value),
         max_nodes: max_nodes(),
         taper_expansion: env_u64("UTTT_TAPER", base.taper_expansion as u64) != 0,
+        value_mix: env_percent("UTTT_VALUE_MIX_PERCENT", base.value_mix),
+        minimax_weight: env_percent("UTTT_MINIMAX_PERCENT", base.minimax_weight),
         ..base
     }
 }

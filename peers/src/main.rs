@@ -17,9 +17,11 @@
 //! The pairs' openings (two random plies) are drawn from a seed, the time
 //! per move by default; `PEERS_SEED=N` draws them from N instead, so that a
 //! second run adds games on new openings rather than replaying the first's.
-//! `PEERS_DRAW=D` (draw contempt), `PEERS_PRIOR=W` (the prior's weight)
-//! and `PEERS_TAPER=1` (tapered expansion) change our engine's settings, to
-//! try a lever against MCTSBot.
+//! `PEERS_DRAW=D` (draw contempt), `PEERS_PRIOR=W` (the prior's weight),
+//! `PEERS_TAPER=1` (tapered expansion), `PEERS_MINIMAX=A` (the weight of
+//! implicit minimax backups) and `PEERS_FITTED_EVAL=0|1` (the leaf
+//! evaluation: the fitted model or the macro-line one) change our engine's
+//! settings, to try a lever against MCTSBot.
 //!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
 //! (defaults: 200 games at 100 ms), games on `PEERS_THREADS` threads at
@@ -303,8 +305,10 @@ fn env_number(name: &str, range: std::ops::RangeInclusive<f32>) -> Option<f32> {
 
 /// Our engine's settings: the defaults, with the knobs `PEERS_DRAW` (draw
 /// contempt: what a draw is worth to our engine, 0.5 neutral),
-/// `PEERS_PRIOR` (the prior's weight) and `PEERS_TAPER=1` (tapered
-/// expansion near the node cap) for trying a lever against MCTSBot.
+/// `PEERS_PRIOR` (the prior's weight), `PEERS_TAPER=1` (tapered
+/// expansion near the node cap), `PEERS_MINIMAX` (implicit minimax
+/// backups' weight) and `PEERS_FITTED_EVAL` (their leaf evaluation) for
+/// trying a lever against MCTSBot.
 fn our_config() -> SearchConfig {
     let mut cfg = SearchConfig::optimal();
     if let Some(w) = env_number("PEERS_PRIOR", 0.0..=10.0) {
@@ -313,17 +317,32 @@ fn our_config() -> SearchConfig {
     if let Some(d) = env_number("PEERS_DRAW", 0.0..=1.0) {
         cfg.draw_value = d;
     }
-    if let Ok(v) = std::env::var("PEERS_TAPER") {
-        cfg.taper_expansion = match v.as_str() {
-            "1" => true,
-            "0" => false,
-            _ => {
-                eprintln!("PEERS_TAPER='{v}' is not 0 or 1");
-                std::process::exit(2);
-            }
-        };
+    if let Some(on) = env_switch("PEERS_TAPER") {
+        cfg.taper_expansion = on;
+    }
+    if let Some(a) = env_number("PEERS_MINIMAX", 0.0..=1.0) {
+        cfg.minimax_weight = a;
+    }
+    if let Some(on) = env_switch("PEERS_FITTED_EVAL") {
+        cfg.fitted_eval = on;
+        // Each evaluation's own steepness.
+        cfg.eval_weight = if on { 1.0 } else { 0.5 };
     }
     cfg
+}
+
+/// A 0-or-1 knob from the environment, if set; anything else is an error
+/// that stops the run.
+fn env_switch(name: &str) -> Option<bool> {
+    let v = std::env::var(name).ok()?;
+    match v.as_str() {
+        "1" => Some(true),
+        "0" => Some(false),
+        _ => {
+            eprintln!("{name}='{v}' is not 0 or 1");
+            std::process::exit(2);
+        }
+    }
 }
 
 fn main() {
@@ -357,8 +376,8 @@ fn main() {
     let base = our_config();
     if base != SearchConfig::optimal() {
         println!(
-            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER)",
-            base.draw_value, base.prior_weight, base.taper_expansion
+            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL)",
+            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval
         );
     }
     let (ours, theirs) = playouts_per_second();

@@ -94,26 +94,35 @@ fn the_positions_have_the_stated_distance() {
 
 #[test]
 fn optimal_keeps_every_forced_win() {
-    for (i, (pos, plies)) in positions().into_iter().enumerate() {
-        let cfg = SearchConfig {
-            // The search stops once the root is proven: the hardest of
-            // these takes about 11 000 iterations.
-            iterations: 50_000,
-            ..SearchConfig::optimal()
-        };
-        let mut m = Mcts::new(cfg, i as u64);
-        let mv = m.search(&pos).expect("a move");
-        assert!(pos.is_legal(mv), "{pos}: {mv}");
-        let mut next = pos;
-        next.play_unchecked(mv);
-        let me = pos.to_move();
-        // The solver proves wins, not the shortest: a win two moves longer
-        // than the fastest one is kept too.
-        let mut budget = 50_000_000;
-        let kept = next.outcome() == Some(Outcome::Win(me))
-            || loses_within(&next, plies + 3, &mut budget) == Some(true);
-        assert!(kept, "{pos} (win in {plies} plies): {mv} lets it go");
-        assert!(m.stats().proven, "{pos}: the win was not proven");
+    // The defaults, and implicit minimax backups off and on whatever the
+    // defaults are.
+    let defaults = SearchConfig::optimal();
+    for minimax_weight in [defaults.minimax_weight, 0.0, 0.3] {
+        for (i, (pos, plies)) in positions().into_iter().enumerate() {
+            let cfg = SearchConfig {
+                // The search stops once the root is proven: the hardest of
+                // these takes about 11 000 iterations.
+                iterations: 50_000,
+                minimax_weight,
+                ..defaults
+            };
+            let mut m = Mcts::new(cfg, i as u64);
+            let mv = m.search(&pos).expect("a move");
+            assert!(pos.is_legal(mv), "{pos}: {mv}");
+            let mut next = pos;
+            next.play_unchecked(mv);
+            let me = pos.to_move();
+            // The solver proves wins, not the shortest: a win two moves
+            // longer than the fastest one is kept too.
+            let mut budget = 50_000_000;
+            let kept = next.outcome() == Some(Outcome::Win(me))
+                || loses_within(&next, plies + 3, &mut budget) == Some(true);
+            assert!(
+                kept,
+                "{pos} (win in {plies} plies, minimax {minimax_weight}): {mv} lets it go"
+            );
+            assert!(m.stats().proven, "{pos}: the win was not proven");
+        }
     }
 }
 

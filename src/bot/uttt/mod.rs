@@ -158,7 +158,7 @@ fn search_config(
     with_prior: bool,
 ) -> Result<SearchConfig, BotError> {
     let known: &[&str] = if with_prior {
-        &["iters", "time_ms", "c", "draw", "prior", "fade"]
+        &["iters", "time_ms", "c", "draw", "prior", "fade", "minimax"]
     } else {
         &["iters", "time_ms", "c", "draw"]
     };
@@ -179,6 +179,12 @@ fn search_config(
         if !(cfg.prior_fade.is_finite() && (0.0..=2.0).contains(&cfg.prior_fade)) {
             return Err(BotError(
                 "parameter 'fade' must be a number from 0 to 2".into(),
+            ));
+        }
+        cfg.minimax_weight = params.get("minimax", cfg.minimax_weight)?;
+        if !(0.0..=1.0).contains(&cfg.minimax_weight) {
+            return Err(BotError(
+                "parameter 'minimax' must be a number from 0 to 1".into(),
             ));
         }
     }
@@ -233,6 +239,7 @@ impl BuiltinBots for Uttt {
                 "draw=0.5: what a draw is worth to the bot (below 0.5: draw contempt)",
                 "prior=learned: the move prior, learned (fitted to self-play searches) or hand (the hand-set weights of before)",
                 "fade=0.5: how fast the prior fades, as the power of (visits + 1) that divides it (1: the engine of before 2026-11-24)",
+                "minimax=0: weight of implicit minimax backups of a leaf evaluation in selection (0: off)",
             ],
             prepare: |p| {
                 let cfg = search_config(SearchConfig::optimal(), p, true)?;
@@ -445,6 +452,10 @@ mod tests {
         assert!(e("fade=1").is_empty());
         assert!(e("fade=-1").contains("'fade' must be a number from 0 to 2"));
         assert!(e("fade=x").contains("fade"));
+        assert!(e("minimax=0").is_empty());
+        assert!(e("minimax=0.3").is_empty());
+        assert!(e("minimax=1.5").contains("'minimax' must be a number from 0 to 1"));
+        assert!(e("minimax=nan").contains("'minimax'"));
         // uct has no prior to choose.
         let uct = crate::bot::BuiltinSpec::parse("uct:prior=hand")
             .prepare::<Uttt>()

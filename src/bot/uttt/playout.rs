@@ -43,6 +43,17 @@ pub(super) fn informed_playout<R: Rng>(pos: Uttt, cfg: &SearchConfig, rng: &mut 
     }
 }
 
+/// X's chances in the unfinished `pos` by the evaluation `cfg` names:
+/// [`evaluate`] (the fitted model) when `cfg.fitted_eval`, else
+/// [`macro_lines`]; `cfg.eval_weight` is its steepness.
+pub(super) fn position_value(pos: &Uttt, cfg: &SearchConfig) -> f32 {
+    if cfg.fitted_eval {
+        evaluate(pos, cfg.eval_weight)
+    } else {
+        macro_lines(pos, cfg.eval_weight)
+    }
+}
+
 /// The state of an informed playout.
 struct Playout {
     pos: Uttt,
@@ -63,11 +74,7 @@ impl Playout {
         let pos = &mut self.pos;
         let max_plies = cfg.cutoff_plies;
         if self.plies == max_plies && max_plies != 0 {
-            return Some(if cfg.fitted_eval {
-                evaluate(pos, cfg.eval_weight)
-            } else {
-                macro_lines(pos, cfg.eval_weight)
-            });
+            return Some(position_value(pos, cfg));
         }
         // The game is not over here (checked before the first move and
         // after every move that closes a board), so a forced board is open
