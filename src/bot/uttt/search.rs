@@ -226,7 +226,9 @@ pub struct SearchConfig {
     pub prior_fade: f32,
     /// Leaf evaluation mixed into every playout's result: an iteration
     /// backs up `(1 - value_mix) * playout + value_mix * eval(leaf)`, with
-    /// the cut-off's evaluation (`fitted_eval`, `eval_weight`). 0: off.
+    /// the cut-off's evaluation (`fitted_eval`, `eval_weight`). 0: off, the
+    /// default (0.3 scored +18 [-4, +40] in self-play, docs/performance.md,
+    /// ninth round).
     pub value_mix: f32,
     /// Implicit minimax backups (Lanctot, Winands, Pepels and Sturtevant,
     /// 2014): each node also keeps the minimax value of the evaluations of
@@ -1099,11 +1101,8 @@ mod tests {
 
     #[test]
     fn proofs_combine_children() {
-        let mut m = Mcts::new(SearchConfig::optimal(), 1);
         let p = Uttt::new();
-        m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
-        m.stats.push(Stats::leaf(0.0));
-        m.expand(0, &p);
+        let mut m = expanded_root(SearchConfig::optimal(), &p);
         let kids: Vec<usize> = m.children(0).collect();
         assert_eq!(m.prove(0), Proof::Unknown);
         for &k in &kids {
@@ -1224,11 +1223,8 @@ mod tests {
         assert_eq!(contempt.root_reward(Seat::Two, 0.0), 1.0);
         // In the tree, the root mover's moves get the draw's value, the
         // other player's moves 1 minus it.
-        let mut m = Mcts::new(cfg(0.4), 1);
         let p = play(&[(4, 4), (4, 0)]);
-        m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
-        m.stats.push(Stats::leaf(0.0));
-        m.expand(0, &p);
+        let mut m = expanded_root(cfg(0.4), &p);
         let child = m.children(0).next().unwrap();
         let mut after = p;
         after.play_unchecked(m.nodes[child].mv);
@@ -1282,6 +1278,16 @@ mod tests {
         assert!(!m.reroot(&next));
     }
 
+    /// A search with `cfg` (seed 1) whose tree is a root at `p` with its
+    /// children added.
+    fn expanded_root(cfg: SearchConfig, p: &Uttt) -> Mcts {
+        let mut m = Mcts::new(cfg, 1);
+        m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
+        m.stats.push(Stats::leaf(0.0));
+        m.expand(0, p);
+        m
+    }
+
     #[test]
     fn implicit_minimax_backs_up_the_best_evaluation() {
         let p = play(&[(4, 4), (4, 0)]);
@@ -1289,10 +1295,7 @@ mod tests {
             minimax_weight: 0.5,
             ..SearchConfig::optimal()
         };
-        let mut m = Mcts::new(cfg, 1);
-        m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
-        m.stats.push(Stats::leaf(0.0));
-        m.expand(0, &p);
+        let mut m = expanded_root(cfg, &p);
         let kids: Vec<usize> = m.children(0).collect();
         assert!(kids.len() >= 3);
         // No child has a value yet: neither has the parent.
@@ -1378,10 +1381,7 @@ mod tests {
             prior_weight: w,
             ..SearchConfig::optimal()
         };
-        let mut m = Mcts::new(cfg, 1);
-        m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
-        m.stats.push(Stats::leaf(0.0));
-        m.expand(0, &p);
+        let mut m = expanded_root(cfg, &p);
         let kid = m.children(0).start;
         // A playout X lost, from a leaf X's evaluation gives 0.9.
         m.backpropagate(&[0, kid], Seat::One, 0.0, 0.9);
@@ -1393,11 +1393,7 @@ mod tests {
         assert!((m.nodes[kid].base - expected).abs() < 1e-5);
         // Off, the same backup leaves the values alone and the mean alone
         // is read.
-        let mut off = Mcts::new(SearchConfig::optimal(), 1);
-        off.nodes
-            .push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
-        off.stats.push(Stats::leaf(0.0));
-        off.expand(0, &p);
+        let mut off = expanded_root(SearchConfig::optimal(), &p);
         off.backpropagate(&[0, kid], Seat::One, 0.0, 0.9);
         assert!(off.values.is_empty());
         let prior = off.stats[kid].prior;
@@ -1442,10 +1438,7 @@ mod tests {
                 learned_prior: learned,
                 ..SearchConfig::optimal()
             };
-            let mut m = Mcts::new(cfg, 1);
-            m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
-            m.stats.push(Stats::leaf(0.0));
-            m.expand(0, &p);
+            let m = expanded_root(cfg, &p);
             let c = m.select(0);
             let best = m
                 .children(0)
