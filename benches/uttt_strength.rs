@@ -43,7 +43,11 @@
 //! `UTTT_VALUE_MIX_PERCENT` mixes the leaf's evaluation into each playout's
 //! result (x 100) and `UTTT_MINIMAX_PERCENT` weights implicit minimax
 //! backups of it (x 100); both use the cut-off's evaluation
-//! (`UTTT_FITTED_EVAL`, `UTTT_EVAL_PERCENT`), default 0 (off). `UTTT_SPEED=1`
+//! (`UTTT_FITTED_EVAL`, `UTTT_EVAL_PERCENT`), default 0 (off), or the value
+//! network with `UTTT_NET=1` (the built-in one, or the file
+//! `UTTT_NET_WEIGHTS`; with `UTTT_VALUE_MIX_PERCENT=100` it replaces the
+//! playouts). `UTTT_NET_POLICY=1` takes the prior from the policy network
+//! (the built-in one, or the file `UTTT_POLICY_NET_WEIGHTS`). `UTTT_SPEED=1`
 //! measures iterations per second of both engines instead (the ratio
 //! converts equal time to iteration budgets).
 //! `UTTT_TIME_MS` gives both engines a wall-time budget per move instead of
@@ -57,13 +61,16 @@
 mod baseline;
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use baseline::{BaselineConfig, BaselineMcts};
 use comfy_table::Table;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use referee::bot::uttt::{Mcts, PolicyWeights, PriorWeights, SearchConfig, POLICY_FEATURES};
+use referee::bot::uttt::net::network_from_env;
+use referee::bot::uttt::{
+    Mcts, PolicyNet, PolicyWeights, PriorWeights, SearchConfig, ValueNet, POLICY_FEATURES,
+};
 use referee::game::{Game, Seat, Uttt, UtttMove};
 use referee::standings::Wdl;
 use referee::stats::{elo_pentanomial, elo_trinomial, Pentanomial, Sprt, SprtStatus};
@@ -162,8 +169,44 @@ fn ours(iters: u32) -> SearchConfig {
         taper_expansion: env_u64("UTTT_TAPER", base.taper_expansion as u64) != 0,
         value_mix: env_percent("UTTT_VALUE_MIX_PERCENT", base.value_mix),
         minimax_weight: env_percent("UTTT_MINIMAX_PERCENT", base.minimax_weight),
+        net_eval: env_u64("UTTT_NET", base.net_eval as u64) != 0,
+        net_policy: env_u64("UTTT_NET_POLICY", base.net_policy as u64) != 0,
         ..base
     }
+}
+
+/// [`network_from_env`], or the end of the run with its error.
+fn network<N: Send + Sync>(
+    cell: &'static OnceLock<N>,
+    var: &str,
+    builtin: fn() -> &'static N,
+    load: fn(&str) -> Result<N, String>,
+) -> &'static N {
+    network_from_env(cell, var, builtin, load).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    })
+}
+
+/// Optimal with the environment's knobs and networks (`UTTT_NET_WEIGHTS`,
+/// `UTTT_POLICY_NET_WEIGHTS`).
+fn ours_engine(iters: u32, seed: u64) -> Engine {
+    static VALUE: OnceLock<ValueNet> = OnceLock::new();
+    static POLICY: OnceLock<PolicyNet> = OnceLock::new();
+    let mut m = Mcts::new(ours(iters), seed);
+    m.set_value_net(network(
+        &VALUE,
+        "UTTT_NET_WEIGHTS",
+        ValueNet::builtin,
+        ValueNet::load,
+    ));
+    m.set_policy_net(network(
+        &POLICY,
+        "UTTT_POLICY_NET_WEIGHTS",
+        PolicyNet::builtin,
+        PolicyNet::load,
+    ));
+    Engine::Ours(Box::new(m))
 }
 
 enum Engine {
@@ -249,7 +292,7 @@ fn game(opening: &[UtttMove], optimal_seat: Seat, cfg: (&str, u32, u32), seed: u
     for &mv in opening {
         pos.play_unchecked(mv);
     }
-    let mut optimal = Engine::Ours(Box::new(Mcts::new(ours(iters), seed)));
+    let mut optimal = ours_engine(iters, seed);
     let mut other = opponent(kind, opp_iters, seed ^ 0x9e37_79b9);
     while pos.outcome().is_none() {
         let (engine, k) = if pos.to_move() == optimal_seat {
@@ -326,7 +369,7 @@ fn speed(kind: &str) {
         for (k, p) in positions.iter().enumerate() {
             let seed = round * 100 + k as u64;
             let start = std::time::Instant::now();
-            let mut e = Engine::Ours(Box::new(Mcts::new(ours(iters), seed)));
+            let mut e = ours_engine(iters, seed);
             std::hint::black_box(e.search(p));
             t_ours += start.elapsed().as_secs_f64();
             n_ours += e.iterations() as f64;

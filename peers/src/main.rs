@@ -19,8 +19,12 @@
 //! second run adds games on new openings rather than replaying the first's.
 //! `PEERS_DRAW=D` (draw contempt), `PEERS_PRIOR=W` (the prior's weight),
 //! `PEERS_TAPER=1` (tapered expansion), `PEERS_MINIMAX=A` (the weight of
-//! implicit minimax backups) and `PEERS_FITTED_EVAL=0|1` (the leaf
-//! evaluation: the fitted model or the macro-line one) change our engine's
+//! implicit minimax backups), `PEERS_FITTED_EVAL=0|1` (the leaf
+//! evaluation: the fitted model or the macro-line one) and `PEERS_NET_MIX=L`
+//! (the value network's share of each leaf's value, 1 for no playouts; the
+//! network is the built-in one or the file `PEERS_NET_WEIGHTS`) and
+//! `PEERS_NET_POLICY=1` (the prior from the policy network, the built-in
+//! one or the file `PEERS_POLICY_NET_WEIGHTS`) change our engine's
 //! settings, to try a lever against MCTSBot.
 //!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
@@ -28,7 +32,7 @@
 //! once (default: the number of cores; the rates are measured first, alone).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use board_game::ai::mcts::MCTSBot;
@@ -37,7 +41,8 @@ use board_game::board::{Board as PeerBoard, Outcome as PeerOutcome, Player};
 use board_game::games::sttt::{Coord, STTTBoard};
 use rand::SeedableRng as _;
 use rand08::SeedableRng as _;
-use referee::bot::uttt::{Mcts, SearchConfig};
+use referee::bot::uttt::net::network_from_env;
+use referee::bot::uttt::{Mcts, PolicyNet, SearchConfig, ValueNet};
 use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
 use referee::standings::Wdl;
 use referee::stats::elo_trinomial;
@@ -228,6 +233,20 @@ fn play_game(
         ..base
     };
     let mut engine = Mcts::new(cfg, seed);
+    static VALUE: OnceLock<ValueNet> = OnceLock::new();
+    static POLICY: OnceLock<PolicyNet> = OnceLock::new();
+    engine.set_value_net(network(
+        &VALUE,
+        "PEERS_NET_WEIGHTS",
+        ValueNet::builtin,
+        ValueNet::load,
+    ));
+    engine.set_policy_net(network(
+        &POLICY,
+        "PEERS_POLICY_NET_WEIGHTS",
+        PolicyNet::builtin,
+        PolicyNet::load,
+    ));
     let mut rng = rand08::rngs::SmallRng::seed_from_u64(seed ^ 0x5eed);
     let mut ply = opening.len();
     while !pos.is_over() {
@@ -328,7 +347,27 @@ fn our_config() -> SearchConfig {
         // Each evaluation's own steepness.
         cfg.eval_weight = if on { 1.0 } else { 0.5 };
     }
+    if let Some(l) = env_number("PEERS_NET_MIX", 0.0..=1.0) {
+        cfg.net_eval = true;
+        cfg.value_mix = l;
+    }
+    if let Some(on) = env_switch("PEERS_NET_POLICY") {
+        cfg.net_policy = on;
+    }
     cfg
+}
+
+/// [`network_from_env`], or the end of the run with its error.
+fn network<N: Send + Sync>(
+    cell: &'static OnceLock<N>,
+    var: &str,
+    builtin: fn() -> &'static N,
+    load: fn(&str) -> Result<N, String>,
+) -> &'static N {
+    network_from_env(cell, var, builtin, load).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    })
 }
 
 /// A 0-or-1 knob from the environment, if set; anything else is an error
@@ -376,8 +415,8 @@ fn main() {
     let base = our_config();
     if base != SearchConfig::optimal() {
         println!(
-            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL)",
-            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval
+            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX, PEERS_NET_WEIGHTS), policy network {} (PEERS_NET_POLICY, PEERS_POLICY_NET_WEIGHTS)",
+            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy
         );
     }
     let (ours, theirs) = playouts_per_second();

@@ -420,7 +420,7 @@ impl FromStr for Uttt {
 }
 
 /// The position text of the image of `text` under symmetry `k`.
-fn map_position_text(text: &str, k: u8) -> String {
+pub(crate) fn map_position_text(text: &str, k: u8) -> String {
     let s = &crate::game::grid::SYMMETRIES[(k % 8) as usize];
     let mut parts = text.split('/');
     let (Some(cells), Some(forced), Some(won)) = (parts.next(), parts.next(), parts.next()) else {

@@ -19,11 +19,15 @@ use crate::record::Forfeit;
 mod eval;
 #[cfg(test)]
 mod forced_wins;
+pub mod net;
+#[cfg(test)]
+mod net_tools;
 mod playout;
 mod policy;
 mod prior;
 mod search;
 
+pub use net::{PolicyNet, ValueNet};
 pub use policy::{PolicyWeights, FEATURES as POLICY_FEATURES};
 pub use prior::PriorWeights;
 pub use search::{Mcts, SearchConfig, SearchStats, MAX_NODES};
@@ -158,23 +162,35 @@ fn search_config(
     with_prior: bool,
 ) -> Result<SearchConfig, BotError> {
     let known: &[&str] = if with_prior {
-        &["iters", "time_ms", "c", "draw", "prior", "fade", "minimax"]
+        &[
+            "iters", "time_ms", "c", "draw", "prior", "fade", "minimax", "value",
+        ]
     } else {
         &["iters", "time_ms", "c", "draw"]
     };
     params.only(known)?;
     let mut cfg = base;
     if with_prior {
-        cfg.learned_prior = match params.opt::<String>("prior")?.as_deref() {
-            None => cfg.learned_prior,
-            Some("learned") => true,
-            Some("hand") => false,
+        (cfg.net_policy, cfg.learned_prior) = match params.opt::<String>("prior")?.as_deref() {
+            None => (cfg.net_policy, cfg.learned_prior),
+            Some("net") => (true, cfg.learned_prior),
+            Some("learned") => (false, true),
+            Some("hand") => (false, false),
             Some(other) => {
                 return Err(BotError(format!(
-                    "parameter 'prior' must be learned or hand, not '{other}'"
+                    "parameter 'prior' must be net, learned or hand, not '{other}'"
                 )))
             }
         };
+        if let Some(v) = params.opt::<f32>("value")? {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(BotError(
+                    "parameter 'value' must be a number from 0 to 1".into(),
+                ));
+            }
+            cfg.value_mix = v;
+            cfg.net_eval = v > 0.0;
+        }
         cfg.prior_fade = params.get("fade", cfg.prior_fade)?;
         if !(cfg.prior_fade.is_finite() && (0.0..=2.0).contains(&cfg.prior_fade)) {
             return Err(BotError(

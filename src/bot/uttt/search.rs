@@ -8,6 +8,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::game_winning_moves;
+use super::net::{PolicyNet, ValueNet};
 use super::playout::{informed_playout, position_value};
 use super::policy::{learned_priors, PolicyWeights};
 use super::prior::{priors, PriorWeights};
@@ -239,6 +240,13 @@ pub struct SearchConfig {
     /// self-play at 40 000 iterations but did no better against MCTSBot
     /// (docs/performance.md, ninth round).
     pub minimax_weight: f32,
+    /// The leaf evaluation of `value_mix` and `minimax_weight` is the value
+    /// network (net.rs) instead of the cut-off's evaluation. With
+    /// `value_mix` 1 the network replaces the playouts.
+    pub net_eval: bool,
+    /// The prior is the policy network's logit (net.rs) instead of the
+    /// learned linear policy's or the hand-set one's.
+    pub net_policy: bool,
 }
 
 impl SearchConfig {
@@ -275,6 +283,8 @@ impl SearchConfig {
             prior_fade: 0.5,
             value_mix: 0.0,
             minimax_weight: 0.0,
+            net_eval: false,
+            net_policy: false,
         }
     }
 
@@ -305,6 +315,8 @@ impl SearchConfig {
             prior_fade: 1.0,
             value_mix: 0.0,
             minimax_weight: 0.0,
+            net_eval: false,
+            net_policy: false,
         }
     }
 }
@@ -348,6 +360,10 @@ pub struct Mcts {
     /// The node this iteration expanded, with its minimax value before.
     expanded: (usize, f32),
     last: SearchStats,
+    /// The value network of `net_eval`.
+    net: &'static ValueNet,
+    /// The policy network of `net_policy`.
+    policy_net: &'static PolicyNet,
 }
 
 impl Mcts {
@@ -365,7 +381,21 @@ impl Mcts {
             path: Vec::with_capacity(96),
             expanded: (NONE, f32::NAN),
             last: SearchStats::default(),
+            net: ValueNet::builtin(),
+            policy_net: PolicyNet::builtin(),
         }
+    }
+
+    /// Evaluates leaves with `net` instead of the built-in network (with
+    /// `net_eval`): for tools that compare networks.
+    pub fn set_value_net(&mut self, net: &'static ValueNet) {
+        self.net = net;
+    }
+
+    /// Takes priors from `net` instead of the built-in policy network
+    /// (with `net_policy`): for tools that compare networks.
+    pub fn set_policy_net(&mut self, net: &'static PolicyNet) {
+        self.policy_net = net;
     }
 
     /// Statistics of the last search.
@@ -382,6 +412,29 @@ impl Mcts {
         self.children(0)
             .map(|i| (self.nodes[i].mv, self.stats[i].visits))
             .collect()
+    }
+
+    /// The expected score of the player to move in `root` after the last
+    /// search, which was of `root` (1 for a proven win, 0.5 for a proven
+    /// draw), or `None` when that search built no tree (one legal move).
+    #[cfg(test)]
+    pub(super) fn root_value(&self, root: &Uttt) -> Option<f32> {
+        if self.config.solver && !game_winning_moves(root).is_empty() {
+            return Some(1.0);
+        }
+        if self.tree_root != Some(*root) || !self.nodes.first()?.expanded {
+            return None;
+        }
+        // The root's statistics are for the player who moved into it.
+        Some(match self.nodes[0].proof {
+            Proof::Win => 0.0,
+            Proof::Loss => 1.0,
+            Proof::Draw => 0.5,
+            Proof::Unknown => {
+                let s = &self.stats[0];
+                1.0 - s.reward / s.visits.max(1) as f32
+            }
+        })
     }
 
     /// Tells the search the harness's per-move limit, which a timed search
@@ -412,7 +465,9 @@ impl Mcts {
         let moves = pos.legal_moves();
         let mut values = [0f32; 81];
         if self.config.prior_weight != 0.0 || self.config.fpu_reduction.is_none() {
-            if self.config.learned_prior {
+            if self.config.net_policy {
+                self.policy_net.logits(pos, &moves, &mut values);
+            } else if self.config.learned_prior {
                 learned_priors(pos, &moves, &self.config.policy, &mut values);
             } else {
                 priors(pos, &moves, &self.config.prior, &mut values);
@@ -639,6 +694,22 @@ impl Mcts {
         }
     }
 
+    /// X's chances in the unfinished `pos` by the leaf evaluation: the
+    /// value network with `net_eval`, else the cut-off's evaluation.
+    #[inline]
+    fn leaf_value(&self, pos: &Uttt) -> f32 {
+        if self.config.net_eval {
+            let v = self.net.value(pos);
+            if pos.to_move() == Seat::One {
+                v
+            } else {
+                1.0 - v
+            }
+        } else {
+            position_value(pos, &self.config)
+        }
+    }
+
     /// One iteration from `root`: selection, expansion, playout (or a proven
     /// value) and backpropagation.
     fn iterate(&mut self, root: &Uttt) {
@@ -694,16 +765,20 @@ impl Mcts {
                             }
                         }
                     }
-                    let played = self.playout(pos);
                     let cfg = &self.config;
                     if (cfg.value_mix != 0.0 || cfg.minimax_weight != 0.0)
                         && pos.outcome().is_none()
                     {
-                        let e = position_value(&pos, cfg);
+                        let e = self.leaf_value(&pos);
                         leaf_x = e;
-                        (1.0 - cfg.value_mix) * played + cfg.value_mix * e
+                        let mix = self.config.value_mix;
+                        if mix >= 1.0 {
+                            e
+                        } else {
+                            (1.0 - mix) * self.playout(pos) + mix * e
+                        }
                     } else {
-                        played
+                        self.playout(pos)
                     }
                 }
             }
