@@ -47,7 +47,11 @@
 //! network with `UTTT_NET=1` (the built-in one, or the file
 //! `UTTT_NET_WEIGHTS`; with `UTTT_VALUE_MIX_PERCENT=100` it replaces the
 //! playouts). `UTTT_NET_POLICY=1` takes the prior from the policy network
-//! (the built-in one, or the file `UTTT_POLICY_NET_WEIGHTS`). `UTTT_SPEED=1`
+//! (the built-in one, or the file `UTTT_POLICY_NET_WEIGHTS`). The `self`
+//! opponent takes the networks' knobs of its own: `UTTT_OPP_VALUE_PERCENT`
+//! (the value network's share of a leaf's value x 100; 0, playouts only,
+//! unless the defaults say otherwise), `UTTT_OPP_NET_WEIGHTS`,
+//! `UTTT_OPP_NET_POLICY` and `UTTT_OPP_POLICY_NET_WEIGHTS`. `UTTT_SPEED=1`
 //! measures iterations per second of both engines instead (the ratio
 //! converts equal time to iteration budgets).
 //! `UTTT_TIME_MS` gives both engines a wall-time budget per move instead of
@@ -241,15 +245,28 @@ impl Engine {
 
 fn opponent(kind: &str, iters: u32, seed: u64) -> Engine {
     match kind {
-        "self" => Engine::Ours(Box::new(Mcts::new(
-            SearchConfig {
-                iterations: iters,
-                time: time_budget(),
-                max_nodes: opp_max_nodes(),
-                ..SearchConfig::optimal()
-            },
-            seed,
-        ))),
+        "self" => {
+            let base = SearchConfig::optimal();
+            let value = env_percent("UTTT_OPP_VALUE_PERCENT", base.value_mix);
+            let mut m = Mcts::new(
+                SearchConfig {
+                    iterations: iters,
+                    time: time_budget(),
+                    max_nodes: opp_max_nodes(),
+                    value_mix: value,
+                    net_eval: value > 0.0,
+                    net_policy: env_u64("UTTT_OPP_NET_POLICY", base.net_policy as u64) != 0,
+                    ..base
+                },
+                seed,
+            );
+            static VALUE: OnceLock<ValueNet> = OnceLock::new();
+            static POLICY: OnceLock<PolicyNet> = OnceLock::new();
+            let (v, p) = ("UTTT_OPP_NET_WEIGHTS", "UTTT_OPP_POLICY_NET_WEIGHTS");
+            m.set_value_net(network(&VALUE, v, ValueNet::builtin, ValueNet::load));
+            m.set_policy_net(network(&POLICY, p, PolicyNet::builtin, PolicyNet::load));
+            Engine::Ours(Box::new(m))
+        }
         "uct" => Engine::Ours(Box::new(Mcts::new(
             SearchConfig {
                 iterations: iters,

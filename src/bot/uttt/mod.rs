@@ -1,6 +1,8 @@
 //! UTTT bots: `greedy` (one-ply rules), `optimal` (MCTS-Solver with a
-//! fading heuristic prior and informed playouts) and `uct` (plain UCT with
-//! random rollouts, the baseline the engine is measured against).
+//! value network at the leaves and a policy network's fading prior;
+//! `value=0,prior=learned,bias=0.75` gives the engine of before, informed
+//! playouts and a linear prior) and `uct` (plain UCT with random rollouts,
+//! the baseline the engine is measured against).
 //!
 //! The search is reproducible: with an iteration budget and a seed it makes
 //! the same moves on every run. A time budget (`time_ms`) is optional.
@@ -163,7 +165,7 @@ fn search_config(
 ) -> Result<SearchConfig, BotError> {
     let known: &[&str] = if with_prior {
         &[
-            "iters", "time_ms", "c", "draw", "prior", "fade", "minimax", "value",
+            "iters", "time_ms", "c", "draw", "prior", "fade", "minimax", "value", "bias",
         ]
     } else {
         &["iters", "time_ms", "c", "draw"]
@@ -182,6 +184,12 @@ fn search_config(
                 )))
             }
         };
+        cfg.prior_weight = params.get("bias", cfg.prior_weight)?;
+        if !(cfg.prior_weight.is_finite() && (0.0..=10.0).contains(&cfg.prior_weight)) {
+            return Err(BotError(
+                "parameter 'bias' must be a number from 0 to 10".into(),
+            ));
+        }
         if let Some(v) = params.opt::<f32>("value")? {
             if !(0.0..=1.0).contains(&v) {
                 return Err(BotError(
@@ -247,15 +255,17 @@ impl BuiltinBots for Uttt {
         },
         Builtin {
             name: "optimal",
-            description: "MCTS-Solver with a fading heuristic prior and informed playouts (the strongest engine here)",
+            description: "MCTS-Solver with a value network at the leaves and a policy network's prior (the strongest engine here)",
             params: &[
                 "iters=20000: iterations per move (reproducible)",
                 "time_ms=N: wall-time budget per move instead (stops 2 % before it, 20 ms at most, and inside the harness limit)",
                 "c=0.4: exploration constant",
                 "draw=0.5: what a draw is worth to the bot (below 0.5: draw contempt)",
-                "prior=learned: the move prior, learned (fitted to self-play searches) or hand (the hand-set weights of before)",
+                "prior=net: the move prior: net (the policy network), learned (a linear policy over 16 move features, the prior of before 2026-11-26) or hand (hand-set feature weights)",
+                "bias=0.5: the prior's weight in selection (its progressive bias; 0.75 suits prior=learned)",
                 "fade=0.5: how fast the prior fades, as the power of (visits + 1) that divides it (1: the engine of before 2026-11-24)",
                 "minimax=0: weight of implicit minimax backups of a leaf evaluation in selection (0: off)",
+                "value=1: the value network's share of a leaf's value, the rest from an informed playout (0: playouts only, the engine of before 2026-11-26)",
             ],
             prepare: |p| {
                 let cfg = search_config(SearchConfig::optimal(), p, true)?;
@@ -448,6 +458,23 @@ mod tests {
     }
 
     #[test]
+    fn parameters_choose_the_evaluation_and_the_prior() {
+        let cfg = |text: &str| {
+            let params = crate::bot::Params::parse("optimal", text).expect("parameters");
+            search_config(SearchConfig::optimal(), &params, true).expect("a configuration")
+        };
+        let d = cfg("");
+        assert!(d.net_eval && d.value_mix == 1.0 && d.net_policy);
+        let old = cfg("value=0,prior=learned,bias=0.75");
+        assert!(!old.net_eval && old.value_mix == 0.0);
+        assert!(!old.net_policy && old.learned_prior);
+        assert_eq!(old.prior_weight, 0.75);
+        let mixed = cfg("value=0.5,prior=hand");
+        assert!(mixed.net_eval && mixed.value_mix == 0.5);
+        assert!(!mixed.net_policy && !mixed.learned_prior);
+    }
+
+    #[test]
     fn bad_parameters_are_named() {
         let e = |p: &str| {
             crate::bot::BuiltinSpec::parse(&format!("optimal:{p}"))
@@ -464,7 +491,14 @@ mod tests {
         assert!(e("draw=0.45").is_empty());
         assert!(e("prior=hand").is_empty());
         assert!(e("prior=learned").is_empty());
-        assert!(e("prior=best").contains("learned or hand, not 'best'"));
+        assert!(e("prior=net").is_empty());
+        assert!(e("prior=best").contains("net, learned or hand, not 'best'"));
+        assert!(e("value=0").is_empty());
+        assert!(e("value=0.5").is_empty());
+        assert!(e("value=1.5").contains("'value' must be a number from 0 to 1"));
+        assert!(e("value=x").contains("'value'"));
+        assert!(e("bias=0.75").is_empty());
+        assert!(e("bias=-1").contains("'bias' must be a number from 0 to 10"));
         assert!(e("fade=1").is_empty());
         assert!(e("fade=-1").contains("'fade' must be a number from 0 to 2"));
         assert!(e("fade=x").contains("fade"));
@@ -489,8 +523,20 @@ mod tests {
             // As recorded (the defaults have moved on since).
             prior_weight: 0.5,
             prior_fade: 1.0,
-            ..SearchConfig::optimal()
+            ..playouts()
         })
+    }
+
+    /// The engine of before the networks: informed playouts, the learned
+    /// linear prior at weight 0.75.
+    fn playouts() -> SearchConfig {
+        SearchConfig {
+            value_mix: 0.0,
+            net_eval: false,
+            net_policy: false,
+            prior_weight: 0.75,
+            ..SearchConfig::optimal()
+        }
     }
 
     fn assert_fingerprint(got: Vec<(String, u32, usize)>, want: &[(&str, u32, usize)]) {
@@ -582,11 +628,38 @@ mod tests {
         assert_fingerprint(got, &want);
     }
 
-    /// The same at today's defaults (the prior fading as the square root
-    /// of the visits).
+    /// The same at today's defaults: the built-in networks (a new network
+    /// file changes these values; record them again with it).
     #[test]
     fn searches_at_the_defaults_are_unchanged() {
         let got = fingerprint_of(SearchConfig::optimal());
+        let want = [
+            ("4 6", 3000, 25921),
+            ("0 5", 3000, 25687),
+            ("0 8", 3000, 25358),
+            ("4 4", 3000, 24821),
+            ("0 0", 3000, 25048),
+            ("1 1", 3000, 24164),
+            ("3 2", 0, 0),
+            ("4 0", 3000, 22601),
+            ("0 6", 3000, 24448),
+            ("1 1", 3000, 31723),
+            ("3 1", 3000, 14673),
+            ("4 7", 518, 2599),
+            ("1 6", 0, 420),
+            ("6 2", 3000, 20016),
+            ("1 5", 3000, 21312),
+            ("0 2", 3000, 29703),
+        ];
+        assert_fingerprint(got, &want);
+    }
+
+    /// The same at the defaults of before the networks (the prior fading
+    /// as the square root of the visits; `optimal:value=0,prior=learned,
+    /// bias=0.75`).
+    #[test]
+    fn searches_with_playouts_are_unchanged() {
+        let got = fingerprint_of(playouts());
         let want = [
             ("0 7", 3000, 25250),
             ("0 8", 3000, 24181),

@@ -1,13 +1,18 @@
-//! A small value network for UTTT: the chances of the player to move in a
-//! position, as a multilayer perceptron over sparse binary features
-//! (stones on the open boards, the macro board, the forced board, and the
-//! boards each player can win at once or would win the game with).
+//! The networks of `optimal`: a value network (the chances of the player
+//! to move) and a policy network (a logit for each move), both
+//! multilayer perceptrons over the same sparse binary features of a
+//! position (stones on the open boards, the macro board, the forced board,
+//! and the boards each player can win at once or would win the game with).
 //!
 //! The first layer is a sum of the weight rows of the features that are
-//! on (a position has 20-80 of them), so an evaluation costs about as much
-//! as one informed playout. The weights ship with the crate as data
-//! (`value_net.bin`, made by the tools in this module's tests: self-play
-//! data, then training; docs/performance.md gives the commands).
+//! on (20-80 in a position), in 16-bit fixed point; with the code compiled
+//! for AVX2 where the CPU has it, a value costs about 0.3 microseconds,
+//! less than an informed playout. The AVX2 code computes exactly what the
+//! portable code does (no fused multiply-adds, the same order of sums), so
+//! that searches are the same on every machine. The weights ship with
+//! the crate as data (`value_net.bin`, `policy_net.bin`), made by the tools
+//! in net_tools.rs: self-play data, then training (docs/performance.md
+//! gives the commands and the figures).
 
 use std::sync::OnceLock;
 
@@ -137,11 +142,11 @@ pub fn map_cell(i: usize, k: usize) -> usize {
     s[i / 9 % 9] as usize * 9 + s[i % 9] as usize
 }
 
-/// Whether the CPU has AVX2 and FMA, for the networks' AVX2 code.
+/// Whether the CPU has AVX2, for the networks' AVX2 code.
 fn cpu_has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        std::arch::is_x86_feature_detected!("avx2")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -291,17 +296,6 @@ fn unit(h: &[i16; H1], k: usize) -> f32 {
     h[k].max(0) as f32 * (1.0 / SCALE)
 }
 
-/// `x * y + acc`, fused into one instruction when `FMA` (where the CPU has
-/// it; a slow library call where it has not).
-#[inline(always)]
-fn mul_add<const FMA: bool>(x: f32, y: f32, acc: f32) -> f32 {
-    if FMA {
-        x.mul_add(y, acc)
-    } else {
-        acc + x * y
-    }
-}
-
 /// The value network: the chances of the player to move.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValueNet {
@@ -312,7 +306,7 @@ pub struct ValueNet {
     pub(super) b2: [f32; H2],
     pub(super) w3: [f32; H2],
     pub(super) b3: f32,
-    /// Whether this CPU has AVX2 and FMA.
+    /// Whether this CPU has AVX2.
     avx2: bool,
 }
 
@@ -383,22 +377,22 @@ impl ValueNet {
             // SAFETY: the CPU has the features the function is compiled for.
             return unsafe { self.logit_avx2(active) };
         }
-        self.forward::<false>(active)
+        self.forward(active)
     }
 
-    /// [`ValueNet::logit`] compiled for AVX2 and FMA, twice the vector
-    /// width of the baseline x86-64 build.
+    /// [`ValueNet::logit`] compiled for AVX2, twice the vector width of
+    /// the baseline x86-64 build (the same arithmetic in the same order).
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2")]
     unsafe fn logit_avx2(&self, active: &[u16]) -> f32 {
-        self.forward::<true>(active)
+        self.forward(active)
     }
 
     /// The forward pass: the first layer sums the rows of the features
     /// that are on; the second adds each first-layer unit's row scaled by
     /// its activation, so that no step needs a sum across a vector.
     #[inline(always)]
-    fn forward<const FMA: bool>(&self, active: &[u16]) -> f32 {
+    fn forward(&self, active: &[u16]) -> f32 {
         let h = self.l1.sums(active);
         // Two running sums, over the even and the odd first-layer units,
         // so that consecutive multiply-adds do not wait on each other.
@@ -407,8 +401,8 @@ impl ValueNet {
             let (x0, x1) = (unit(&h, k), unit(&h, k + 1));
             let (r0, r1) = (&self.w2[k], &self.w2[k + 1]);
             for j in 0..H2 {
-                even[j] = mul_add::<FMA>(x0, r0[j], even[j]);
-                odd[j] = mul_add::<FMA>(x1, r1[j], odd[j]);
+                even[j] += x0 * r0[j];
+                odd[j] += x1 * r1[j];
             }
         }
         let mut out = self.b3;
@@ -515,18 +509,18 @@ impl PolicyNet {
             unsafe { self.logits_avx2(&f[..n], moves, out) };
             return;
         }
-        self.forward::<false>(&f[..n], moves, out);
+        self.forward(&f[..n], moves, out);
     }
 
-    /// [`PolicyNet::logits`] compiled for AVX2 and FMA.
+    /// [`PolicyNet::logits`] compiled for AVX2.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2")]
     unsafe fn logits_avx2(&self, active: &[u16], moves: &[UtttMove], out: &mut [f32]) {
-        self.forward::<true>(active, moves, out);
+        self.forward(active, moves, out);
     }
 
     #[inline(always)]
-    fn forward<const FMA: bool>(&self, active: &[u16], moves: &[UtttMove], out: &mut [f32]) {
+    fn forward(&self, active: &[u16], moves: &[UtttMove], out: &mut [f32]) {
         let sums = self.l1.sums(active);
         let mut h = [0f32; H1];
         for (k, x) in h.iter_mut().enumerate() {
@@ -539,7 +533,7 @@ impl PolicyNet {
             let mut acc = [0f32; 8];
             for (x, w) in h.chunks_exact(8).zip(row.chunks_exact(8)) {
                 for l in 0..8 {
-                    acc[l] = mul_add::<FMA>(x[l], w[l], acc[l]);
+                    acc[l] += x[l] * w[l];
                 }
             }
             *slot = self.bp[i] + acc.iter().sum::<f32>();
@@ -686,11 +680,11 @@ mod tests {
         let policy = PolicyNet::from_flat(&numbers(PolicyNet::PARAMS, 13));
         for pos in sample_positions(24, 30) {
             let f = active(&pos);
-            let portable = value.forward::<false>(&f);
+            let portable = value.forward(&f);
             let moves = pos.legal_moves();
             let mut a = vec![0f32; moves.len()];
             let mut b = vec![0f32; moves.len()];
-            policy.forward::<false>(&f, &moves, &mut a);
+            policy.forward(&f, &moves, &mut a);
             policy.logits(&pos, &moves, &mut b);
             // `logit` and `logits` take the AVX2 code where the CPU has it.
             let fast = value.logit(&f);

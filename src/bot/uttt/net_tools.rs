@@ -108,8 +108,9 @@ fn data_game(
 /// opening plies, 0 to this, default 6), `NET_SAMPLE` (moves drawn by
 /// visits one time in four before this ply, 20), `NET_OUT` (the file,
 /// `target/uttt-net-data.txt`), `NET_MIX_PERCENT` (the engines' value mix
-/// with the network x 100, default 0: playouts only) and `NET_WEIGHTS`
-/// (that network's file, default the built-in one).
+/// with the network x 100, default the engine's: 100, the network only; 0
+/// for playouts only) and `NET_WEIGHTS` (that network's file, default the
+/// built-in one). The engines are `optimal` at its defaults otherwise.
 #[test]
 #[ignore = "a tool: self-play data for the value network (minutes)"]
 fn value_net_data() {
@@ -120,13 +121,14 @@ fn value_net_data() {
     let max_plies = env("NET_PLIES", 6) as u32;
     let sample_before = env("NET_SAMPLE", 20);
     let out = env_text("NET_OUT", "target/uttt-net-data.txt");
-    let mix_percent = env("NET_MIX_PERCENT", 0);
+    let base = SearchConfig::optimal();
+    let mix_percent = env("NET_MIX_PERCENT", (base.value_mix * 100.0).round() as usize);
     let net = std::env::var("NET_WEIGHTS").ok().map(|p| load_net(&p));
     let cfg = SearchConfig {
         iterations: iters,
         value_mix: mix_percent as f32 / 100.0,
         net_eval: mix_percent > 0,
-        ..SearchConfig::optimal()
+        ..base
     };
     let file = File::create(&out).unwrap_or_else(|e| panic!("{out}: {e}"));
     let writer = Mutex::new(BufWriter::new(file));
@@ -356,9 +358,15 @@ struct Samples {
     moves: Vec<u8>,
     shares: Vec<f32>,
     move_start: Vec<u32>,
-    /// The learned linear prior's cross-entropy against the shares, for
-    /// the policy's report.
-    linear: Vec<f32>,
+    /// The learned linear prior's cross-entropy against the shares, and
+    /// whether it puts the most visited move first, for the policy's
+    /// report.
+    linear: Vec<(f32, bool)>,
+}
+
+/// The index of the largest of `xs` (the first of equals).
+fn argmax(xs: &[f32]) -> usize {
+    (0..xs.len()).fold(0, |b, k| if xs[k] > xs[b] { k } else { b })
 }
 
 impl Samples {
@@ -381,12 +389,17 @@ impl Samples {
         learned_priors(pos, &moves, &PolicyWeights::DEFAULT, &mut logits);
         let top = logits.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
         let log_total = logits.iter().map(|&z| (z - top).exp()).sum::<f32>().ln() + top;
-        let ce: f32 = visits
+        let shares: Vec<f32> = visits
+            .iter()
+            .map(|v| v.1 as f32 / total.max(1) as f32)
+            .collect();
+        let ce: f32 = shares
             .iter()
             .zip(&logits)
-            .map(|(&(_, v), &z)| -(v as f32 / total.max(1) as f32) * (z - log_total))
+            .map(|(&t, &z)| -t * (z - log_total))
             .sum();
-        self.linear.push(ce);
+        self.linear
+            .push((ce, !shares.is_empty() && argmax(&logits) == argmax(&shares)));
     }
 
     fn len(&self) -> usize {
@@ -547,8 +560,8 @@ impl Kind {
                 );
             }
             Kind::Policy => {
-                let (mut loss, mut uniform, mut linear, mut top, mut count) =
-                    (0.0, 0.0, 0.0, 0usize, 0usize);
+                let (mut loss, mut uniform, mut linear) = (0.0, 0.0, 0.0);
+                let (mut top, mut linear_top, mut count) = (0usize, 0usize, 0usize);
                 for i in 0..test.len() {
                     let (moves, shares) = test.policy(i);
                     if moves.len() < 2 {
@@ -566,11 +579,9 @@ impl Kind {
                         None,
                     );
                     uniform += (moves.len() as f64).ln();
-                    linear += test.linear[i] as f64;
-                    let best = |xs: &[f32]| {
-                        (0..xs.len()).fold(0, |b, k| if xs[k] > xs[b] { k } else { b })
-                    };
-                    if best(&logits[..moves.len()]) == best(shares) {
+                    linear += test.linear[i].0 as f64;
+                    linear_top += test.linear[i].1 as usize;
+                    if argmax(&logits[..moves.len()]) == argmax(shares) {
                         top += 1;
                     }
                 }
@@ -578,11 +589,13 @@ impl Kind {
                 eprintln!(
                     "held out ({count} positions of 2 moves or more): cross-entropy {:.4} \
                      against the visit shares ({:.4} for the learned linear prior, {:.4} \
-                     uniform); the most visited move first {:.1} %",
+                     uniform); the most visited move first {:.1} % ({:.1} % for the linear \
+                     prior)",
                     loss / c,
                     linear / c,
                     uniform / c,
-                    100.0 * top as f64 / c
+                    100.0 * top as f64 / c,
+                    100.0 * linear_top as f64 / c
                 );
             }
         }

@@ -1,5 +1,6 @@
 //! The search of `optimal`: MCTS-Solver on the bitboard [`Uttt`], with a
-//! fading heuristic prior (progressive bias), informed playouts, tree reuse
+//! fading prior (progressive bias) from the policy network, leaves valued
+//! by the value network (net.rs) or by informed playouts, tree reuse
 //! between moves and a time policy that never overruns its budget.
 
 use std::time::{Duration, Instant};
@@ -176,7 +177,8 @@ pub struct SearchConfig {
     /// Progressive bias: a child's score gets `prior_weight * h / (n +
     /// 1)^prior_fade` for its heuristic value `h` and its visits `n`, so the
     /// heuristic steers the first visits and fades as results come in. 0
-    /// turns it off.
+    /// turns it off. 0.5 with the policy network (its logits are steeper
+    /// than the linear prior's, which played best at 0.75).
     pub prior_weight: f32,
     /// First-play urgency. `None`: every child is tried once before any is
     /// tried twice (the best prior first). `Some(r)`: an unvisited child
@@ -227,9 +229,11 @@ pub struct SearchConfig {
     pub prior_fade: f32,
     /// Leaf evaluation mixed into every playout's result: an iteration
     /// backs up `(1 - value_mix) * playout + value_mix * eval(leaf)`, with
-    /// the cut-off's evaluation (`fitted_eval`, `eval_weight`). 0: off, the
-    /// default (0.3 scored +18 [-4, +40] in self-play, docs/performance.md,
-    /// ninth round).
+    /// the value network (`net_eval`) or the cut-off's evaluation
+    /// (`fitted_eval`, `eval_weight`). 1, the default: the value network
+    /// alone, no playout (docs/performance.md, tenth round). 0: playouts
+    /// alone, the engine of before (the cut-off's evaluation at 0.3 scored
+    /// +18 [-4, +40] in self-play, ninth round).
     pub value_mix: f32,
     /// Implicit minimax backups (Lanctot, Winands, Pepels and Sturtevant,
     /// 2014): each node also keeps the minimax value of the evaluations of
@@ -242,7 +246,7 @@ pub struct SearchConfig {
     pub minimax_weight: f32,
     /// The leaf evaluation of `value_mix` and `minimax_weight` is the value
     /// network (net.rs) instead of the cut-off's evaluation. With
-    /// `value_mix` 1 the network replaces the playouts.
+    /// `value_mix` 1 (the default) the network replaces the playouts.
     pub net_eval: bool,
     /// The prior is the policy network's logit (net.rs) instead of the
     /// learned linear policy's or the hand-set one's.
@@ -270,7 +274,7 @@ impl SearchConfig {
             learned_prior: true,
             policy: PolicyWeights::DEFAULT,
             expand_visits: 1,
-            prior_weight: 0.75,
+            prior_weight: 0.5,
             fpu_reduction: Some(0.0),
             prior: PriorWeights::DEFAULT,
             early_stop: false,
@@ -281,10 +285,10 @@ impl SearchConfig {
             max_nodes: MAX_NODES,
             taper_expansion: false,
             prior_fade: 0.5,
-            value_mix: 0.0,
+            value_mix: 1.0,
             minimax_weight: 0.0,
-            net_eval: false,
-            net_policy: false,
+            net_eval: true,
+            net_policy: true,
         }
     }
 
@@ -1468,7 +1472,13 @@ mod tests {
         assert!((m.nodes[kid].base - expected).abs() < 1e-5);
         // Off, the same backup leaves the values alone and the mean alone
         // is read.
-        let mut off = expanded_root(SearchConfig::optimal(), &p);
+        let mut off = expanded_root(
+            SearchConfig {
+                prior_weight: w,
+                ..SearchConfig::optimal()
+            },
+            &p,
+        );
         off.backpropagate(&[0, kid], Seat::One, 0.0, 0.9);
         assert!(off.values.is_empty());
         let prior = off.stats[kid].prior;
