@@ -321,7 +321,8 @@ impl ValueNet {
         ValueNet::from_flat(&[0.0; ValueNet::PARAMS])
     }
 
-    /// The network of the flat parameters `p` (see [`ValueNet::PARAMS`]).
+    /// The network of the flat parameters `p` (see [`ValueNet::PARAMS`];
+    /// `p` must hold that many).
     pub fn from_flat(p: &[f32]) -> ValueNet {
         let mut at = Layer1::PARAMS;
         let l1 = Layer1::from_flat(&p[..at]);
@@ -460,7 +461,8 @@ impl PolicyNet {
         PolicyNet::from_flat(&[0.0; PolicyNet::PARAMS])
     }
 
-    /// The network of the flat parameters `p` (see [`PolicyNet::PARAMS`]).
+    /// The network of the flat parameters `p` (see [`PolicyNet::PARAMS`];
+    /// `p` must hold that many).
     pub fn from_flat(p: &[f32]) -> PolicyNet {
         let at = Layer1::PARAMS;
         PolicyNet {
@@ -664,9 +666,23 @@ mod tests {
     }
 
     #[test]
-    fn the_built_in_networks_load() {
-        let _ = ValueNet::builtin();
-        let _ = PolicyNet::builtin();
+    fn the_built_in_networks_load_and_their_fixed_point_sums_hold() {
+        // A first-layer sum past the `i16` range would wrap around: the
+        // fixed-point sums must stay with the floating-point ones.
+        for l1 in [&ValueNet::builtin().l1, &PolicyNet::builtin().l1] {
+            for pos in sample_positions(25, 300) {
+                let f = active(&pos);
+                let fixed = l1.sums(&f);
+                for (k, &sum) in fixed.iter().enumerate() {
+                    let exact: f32 = l1.b[k] + f.iter().map(|&x| l1.w[x as usize][k]).sum::<f32>();
+                    let got = sum as f32 / SCALE;
+                    assert!(
+                        (got - exact).abs() < 0.05,
+                        "{pos}: unit {k}: {got} against {exact}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -42,16 +42,19 @@ type Seen = (Uttt, f32, Vec<(UtttMove, u32)>);
 /// outcome.
 fn data_game(
     cfg: SearchConfig,
-    net: Option<&'static ValueNet>,
+    nets: (Option<&'static ValueNet>, Option<&'static PolicyNet>),
     seed: u64,
     max_plies: u32,
     sample_before: usize,
 ) -> (Vec<Seen>, Option<Outcome>) {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut engines = [Mcts::new(cfg, rng.random()), Mcts::new(cfg, rng.random())];
-    if let Some(net) = net {
-        for e in engines.iter_mut() {
+    for e in engines.iter_mut() {
+        if let Some(net) = nets.0 {
             e.set_value_net(net);
+        }
+        if let Some(net) = nets.1 {
+            e.set_policy_net(net);
         }
     }
     let mut pos = Uttt::new();
@@ -109,8 +112,12 @@ fn data_game(
 /// visits one time in four before this ply, 20), `NET_OUT` (the file,
 /// `target/uttt-net-data.txt`), `NET_MIX_PERCENT` (the engines' value mix
 /// with the network x 100, default the engine's: 100, the network only; 0
-/// for playouts only) and `NET_WEIGHTS` (that network's file, default the
-/// built-in one). The engines are `optimal` at its defaults otherwise.
+/// for playouts only), `NET_WEIGHTS` (that network's file, default the
+/// built-in one), `NET_POLICY` (1: the prior from the policy network, the
+/// default; 0: the learned linear prior), `NET_POLICY_WEIGHTS` (the policy
+/// network's file, default the built-in one) and `NET_PRIOR_PERCENT` (the
+/// prior's weight x 100, default the engine's, 50). The engines are
+/// `optimal` at its defaults otherwise.
 #[test]
 #[ignore = "a tool: self-play data for the value network (minutes)"]
 fn value_net_data() {
@@ -124,10 +131,20 @@ fn value_net_data() {
     let base = SearchConfig::optimal();
     let mix_percent = env("NET_MIX_PERCENT", (base.value_mix * 100.0).round() as usize);
     let net = std::env::var("NET_WEIGHTS").ok().map(|p| load_net(&p));
+    let policy = std::env::var("NET_POLICY_WEIGHTS").ok().map(|p| {
+        let net = PolicyNet::load(&p).unwrap_or_else(|e| panic!("{e}"));
+        &*Box::leak(Box::new(net))
+    });
     let cfg = SearchConfig {
         iterations: iters,
         value_mix: mix_percent as f32 / 100.0,
         net_eval: mix_percent > 0,
+        net_policy: env("NET_POLICY", base.net_policy as usize) != 0,
+        prior_weight: env(
+            "NET_PRIOR_PERCENT",
+            (base.prior_weight * 100.0).round() as usize,
+        ) as f32
+            / 100.0,
         ..base
     };
     let file = File::create(&out).unwrap_or_else(|e| panic!("{out}: {e}"));
@@ -142,8 +159,13 @@ fn value_net_data() {
                 if g >= games {
                     break;
                 }
-                let (seen, outcome) =
-                    data_game(cfg, net, mix(seed, g as u64), max_plies, sample_before);
+                let (seen, outcome) = data_game(
+                    cfg,
+                    (net, policy),
+                    mix(seed, g as u64),
+                    max_plies,
+                    sample_before,
+                );
                 let Some(outcome) = outcome else {
                     continue;
                 };
@@ -826,7 +848,7 @@ fn data_games_record_searched_positions_and_results() {
         iterations: 200,
         ..SearchConfig::optimal()
     };
-    let (seen, outcome) = data_game(cfg, None, 5, 4, 20);
+    let (seen, outcome) = data_game(cfg, (None, None), 5, 4, 20);
     assert!(outcome.is_some());
     assert!(seen.len() > 10);
     for (pos, q, visits) in &seen {
@@ -835,7 +857,7 @@ fn data_games_record_searched_positions_and_results() {
         assert!(visits.iter().all(|(m, _)| legal.contains(m)), "{pos}");
     }
     // The same seed, the same game.
-    let again = data_game(cfg, None, 5, 4, 20);
+    let again = data_game(cfg, (None, None), 5, 4, 20);
     assert_eq!(again.0, seen);
 }
 
