@@ -72,16 +72,12 @@ fn speed(c: &mut Criterion) {
     });
     const ITERS: u32 = 20_000;
     g.throughput(Throughput::Elements(ITERS as u64));
-    let playouts = SearchConfig {
-        value_mix: 0.0,
-        net_eval: false,
-        net_policy: false,
-        prior_weight: 0.75,
-        ..SearchConfig::optimal()
-    };
     for (name, cfg) in [
         ("optimal_iterations_x20k", SearchConfig::optimal()),
-        ("playout_engine_iterations_x20k", playouts),
+        (
+            "playout_engine_iterations_x20k",
+            SearchConfig::playout_engine(),
+        ),
         ("uct_iterations_x20k", SearchConfig::plain_uct()),
     ] {
         g.bench_function(name, |b| {

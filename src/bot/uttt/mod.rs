@@ -469,6 +469,7 @@ mod tests {
         assert!(!old.net_eval && old.value_mix == 0.0);
         assert!(!old.net_policy && old.learned_prior);
         assert_eq!(old.prior_weight, 0.75);
+        assert_eq!(old, SearchConfig::playout_engine());
         let mixed = cfg("value=0.5,prior=hand");
         assert!(mixed.net_eval && mixed.value_mix == 0.5);
         assert!(!mixed.net_policy && !mixed.learned_prior);
@@ -523,20 +524,8 @@ mod tests {
             // As recorded (the defaults have moved on since).
             prior_weight: 0.5,
             prior_fade: 1.0,
-            ..playouts()
+            ..SearchConfig::playout_engine()
         })
-    }
-
-    /// The engine of before the networks: informed playouts, the learned
-    /// linear prior at weight 0.75.
-    fn playouts() -> SearchConfig {
-        SearchConfig {
-            value_mix: 0.0,
-            net_eval: false,
-            net_policy: false,
-            prior_weight: 0.75,
-            ..SearchConfig::optimal()
-        }
     }
 
     fn assert_fingerprint(got: Vec<(String, u32, usize)>, want: &[(&str, u32, usize)]) {
@@ -659,7 +648,7 @@ mod tests {
     /// bias=0.75`).
     #[test]
     fn searches_with_playouts_are_unchanged() {
-        let got = fingerprint_of(playouts());
+        let got = fingerprint_of(SearchConfig::playout_engine());
         let want = [
             ("0 7", 3000, 25250),
             ("0 8", 3000, 24181),

@@ -27,10 +27,12 @@ fn env_text(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())
 }
 
-/// A network read from the file at `path`, kept for the rest of the run.
-pub(super) fn load_net(path: &str) -> &'static ValueNet {
-    let net = ValueNet::load(path).unwrap_or_else(|e| panic!("{e}"));
-    Box::leak(Box::new(net))
+/// The network in the file named by the setting `var`, if it is set,
+/// kept for the rest of the run.
+fn net_from_env<N>(var: &str, load: fn(&str) -> Result<N, String>) -> Option<&'static N> {
+    let path = std::env::var(var).ok()?;
+    let net = load(&path).unwrap_or_else(|e| panic!("{var}: {e}"));
+    Some(Box::leak(Box::new(net)))
 }
 
 /// A searched position of a data game: the search's value of it for the
@@ -130,11 +132,8 @@ fn value_net_data() {
     let out = env_text("NET_OUT", "target/uttt-net-data.txt");
     let base = SearchConfig::optimal();
     let mix_percent = env("NET_MIX_PERCENT", (base.value_mix * 100.0).round() as usize);
-    let net = std::env::var("NET_WEIGHTS").ok().map(|p| load_net(&p));
-    let policy = std::env::var("NET_POLICY_WEIGHTS").ok().map(|p| {
-        let net = PolicyNet::load(&p).unwrap_or_else(|e| panic!("{e}"));
-        &*Box::leak(Box::new(net))
-    });
+    let net = net_from_env("NET_WEIGHTS", ValueNet::load);
+    let policy = net_from_env("NET_POLICY_WEIGHTS", PolicyNet::load);
     let cfg = SearchConfig {
         iterations: iters,
         value_mix: mix_percent as f32 / 100.0,

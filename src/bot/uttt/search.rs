@@ -292,6 +292,19 @@ impl SearchConfig {
         }
     }
 
+    /// The `optimal` engine of before the networks (until 2026-11-26):
+    /// informed playouts at the leaves and the learned linear prior at
+    /// weight 0.75, what `optimal:value=0,prior=learned,bias=0.75` gives.
+    pub fn playout_engine() -> Self {
+        SearchConfig {
+            value_mix: 0.0,
+            net_eval: false,
+            net_policy: false,
+            prior_weight: 0.75,
+            ..SearchConfig::optimal()
+        }
+    }
+
     /// Plain UCT: random rollouts, no solver.
     pub fn plain_uct() -> Self {
         SearchConfig {
