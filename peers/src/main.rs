@@ -24,8 +24,9 @@
 //! (the value network's share of each leaf's value, 1 for no playouts; the
 //! network is the built-in one or the file `PEERS_NET_WEIGHTS`) and
 //! `PEERS_NET_POLICY=1` (the prior from the policy network, the built-in
-//! one or the file `PEERS_POLICY_NET_WEIGHTS`) change our engine's
-//! settings, to try a lever against MCTSBot.
+//! one or the file `PEERS_POLICY_NET_WEIGHTS`) and `PEERS_SWINDLE=1` (at a
+//! root proven a draw, the drawn move the value network likes most) change
+//! our engine's settings, to try a lever against MCTSBot.
 //!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
 //! (defaults: 200 games at 100 ms), games on `PEERS_THREADS` threads at
@@ -326,8 +327,9 @@ fn env_number(name: &str, range: std::ops::RangeInclusive<f32>) -> Option<f32> {
 /// contempt: what a draw is worth to our engine, 0.5 neutral),
 /// `PEERS_PRIOR` (the prior's weight), `PEERS_TAPER=1` (tapered
 /// expansion near the node cap), `PEERS_MINIMAX` (implicit minimax
-/// backups' weight) and `PEERS_FITTED_EVAL` (their leaf evaluation) for
-/// trying a lever against MCTSBot.
+/// backups' weight), `PEERS_FITTED_EVAL` (their leaf evaluation) and
+/// `PEERS_SWINDLE=1` (at a proven-draw root, the drawn move the value
+/// network likes most) for trying a lever against MCTSBot.
 fn our_config() -> SearchConfig {
     let mut cfg = SearchConfig::optimal();
     if let Some(w) = env_number("PEERS_PRIOR", 0.0..=10.0) {
@@ -353,6 +355,9 @@ fn our_config() -> SearchConfig {
     }
     if let Some(on) = env_switch("PEERS_NET_POLICY") {
         cfg.net_policy = on;
+    }
+    if let Some(on) = env_switch("PEERS_SWINDLE") {
+        cfg.swindle = on;
     }
     cfg
 }
@@ -415,8 +420,8 @@ fn main() {
     let base = our_config();
     if base != SearchConfig::optimal() {
         println!(
-            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX, PEERS_NET_WEIGHTS), policy network {} (PEERS_NET_POLICY, PEERS_POLICY_NET_WEIGHTS)",
-            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy
+            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX, PEERS_NET_WEIGHTS), policy network {} (PEERS_NET_POLICY, PEERS_POLICY_NET_WEIGHTS), swindle {} (PEERS_SWINDLE)",
+            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy, base.swindle
         );
     }
     let (ours, theirs) = playouts_per_second();

@@ -165,7 +165,7 @@ fn search_config(
 ) -> Result<SearchConfig, BotError> {
     let known: &[&str] = if with_prior {
         &[
-            "iters", "time_ms", "c", "draw", "prior", "fade", "minimax", "value", "bias",
+            "iters", "time_ms", "c", "draw", "prior", "fade", "minimax", "value", "bias", "swindle",
         ]
     } else {
         &["iters", "time_ms", "c", "draw"]
@@ -205,6 +205,14 @@ fn search_config(
                 "parameter 'fade' must be a number from 0 to 2".into(),
             ));
         }
+        cfg.swindle = match params.opt::<u8>("swindle")? {
+            None => cfg.swindle,
+            Some(0) => false,
+            Some(1) => true,
+            Some(_) => {
+                return Err(BotError("parameter 'swindle' must be 0 or 1".into()));
+            }
+        };
         cfg.minimax_weight = params.get("minimax", cfg.minimax_weight)?;
         if !(0.0..=1.0).contains(&cfg.minimax_weight) {
             return Err(BotError(
@@ -265,6 +273,7 @@ impl BuiltinBots for Uttt {
                 "bias=0.5: the prior's weight in selection (its progressive bias; 0.75 suits prior=learned)",
                 "fade=0.5: how fast the prior fades, as the power of (visits + 1) that divides it (1: the engine of before 2026-11-24)",
                 "minimax=0: weight of implicit minimax backups of a leaf evaluation in selection (0: off)",
+                "swindle=0: 1: at a root proven a draw (or a loss), the move of that value the value network likes most instead of the most visited",
                 "value=1: the value network's share of a leaf's value, the rest from an informed playout (0: playouts only, the engine of before 2026-11-26)",
             ],
             prepare: |p| {
@@ -470,6 +479,7 @@ mod tests {
         assert!(!old.net_policy && old.learned_prior);
         assert_eq!(old.prior_weight, 0.75);
         assert_eq!(old, SearchConfig::playout_engine());
+        assert!(!cfg("").swindle && cfg("swindle=1").swindle);
         let mixed = cfg("value=0.5,prior=hand");
         assert!(mixed.net_eval && mixed.value_mix == 0.5);
         assert!(!mixed.net_policy && !mixed.learned_prior);
@@ -490,6 +500,8 @@ mod tests {
         assert!(e("time_ms=0").contains("time_ms"));
         assert!(e("draw=1.5").contains("'draw'"));
         assert!(e("draw=0.45").is_empty());
+        assert!(e("swindle=2").contains("'swindle' must be 0 or 1"));
+        assert!(e("swindle=1").is_empty());
         assert!(e("prior=hand").is_empty());
         assert!(e("prior=learned").is_empty());
         assert!(e("prior=net").is_empty());

@@ -208,6 +208,13 @@ pub struct SearchConfig {
     /// a draw is worth `1 - draw_value`. 0.5 is neutral. Only the rewards
     /// averaged in the tree change: proofs (a proven draw) stay exact.
     pub draw_value: f32,
+    /// When every root move is proven and none wins (the root is a proven
+    /// draw or loss), play the move of the best proof whose position the
+    /// leaf evaluation (the value network with `net_eval`) likes most for
+    /// the mover, instead of the most visited: against a fallible
+    /// opponent, the drawn line that still asks it to find good moves.
+    /// Proofs stay exact: a proven draw is never given up for a loss.
+    pub swindle: bool,
     /// The evaluation of an unfinished position (the cut-off's, and the
     /// leaf's for `value_mix` and `minimax_weight`): the fitted logistic
     /// model (eval.rs) when true, the macro-line potentials when false. At 10 plies and equal
@@ -281,6 +288,7 @@ impl SearchConfig {
             cutoff_plies: 0,
             eval_weight: 0.5,
             draw_value: 0.5,
+            swindle: false,
             fitted_eval: false,
             max_nodes: MAX_NODES,
             taper_expansion: false,
@@ -326,6 +334,7 @@ impl SearchConfig {
             cutoff_plies: 0,
             eval_weight: 0.5,
             draw_value: 0.5,
+            swindle: false,
             fitted_eval: false,
             max_nodes: MAX_NODES,
             taper_expansion: false,
@@ -1060,6 +1069,11 @@ impl Mcts {
         if let Some(i) = range.clone().find(|&i| self.nodes[i].proof == Proof::Win) {
             return Some(self.nodes[i].mv);
         }
+        if self.config.swindle && self.nodes[0].proof != Proof::Unknown {
+            if let Some(i) = self.swindle_move() {
+                return Some(self.nodes[i].mv);
+            }
+        }
         let key = |i: &usize| {
             let s = &self.stats[*i];
             (s.visits, (s.reward * 2.0) as u64)
@@ -1070,6 +1084,35 @@ impl Mcts {
             .max_by_key(key)
             .or_else(|| range.clone().max_by_key(key));
         pick.map(|i| self.nodes[i].mv)
+    }
+
+    /// At a proven root with no winning move, the child of the best proof
+    /// (a draw, else a loss) whose position the leaf evaluation values
+    /// highest for the root's mover (a finished position: its result);
+    /// ties go to the first such child. `None` when the tree has no root.
+    fn swindle_move(&self) -> Option<usize> {
+        let root = self.tree_root?;
+        let range = self.children(0);
+        let best = if range.clone().any(|i| self.nodes[i].proof == Proof::Draw) {
+            Proof::Draw
+        } else {
+            Proof::Loss
+        };
+        let mover = root.to_move();
+        let mut pick: Option<(usize, f32)> = None;
+        for i in range.filter(|&i| self.nodes[i].proof == best) {
+            let mut pos = root;
+            pos.play_unchecked(self.nodes[i].mv);
+            let x = match pos.outcome() {
+                Some(o) => o.points(Seat::One) as f32,
+                None => self.leaf_value(&pos),
+            };
+            let v = if mover == Seat::One { x } else { 1.0 - x };
+            if pick.is_none_or(|(_, b)| v > b) {
+                pick = Some((i, v));
+            }
+        }
+        pick.map(|(i, _)| i)
     }
 }
 
@@ -1326,6 +1369,79 @@ mod tests {
         assert!((m.stats[child].reward - 0.4).abs() < 1e-6);
         assert!((m.stats[grandchild].reward - 0.6).abs() < 1e-6);
         assert!((m.stats[0].reward - 0.6).abs() < 1e-6);
+    }
+
+    /// Positions near the end of seeded random games whose root a search
+    /// proves a draw with more than one drawn move: at each, the swindle
+    /// picks a drawn move (never a lost one) of the highest evaluation,
+    /// while the default keeps the most visited drawn move.
+    #[test]
+    fn swindle_plays_the_drawn_move_the_evaluation_likes_most() {
+        use rand::seq::IndexedRandom;
+        let cfg = |swindle: bool| SearchConfig {
+            iterations: 4000,
+            swindle,
+            ..SearchConfig::optimal()
+        };
+        let mut rng = SmallRng::seed_from_u64(31);
+        let (mut found, mut differs) = (0, 0);
+        for _ in 0..400 {
+            let mut p = Uttt::new();
+            while p.outcome().is_none() && p.ply() < 81 {
+                let moves = p.legal_moves();
+                if p.ply() >= 30 && moves.len() > 1 {
+                    let mut plain = Mcts::new(cfg(false), 1);
+                    let mut sw = Mcts::new(cfg(true), 1);
+                    let mv = plain.search(&p);
+                    let smv = sw.search(&p);
+                    // A win in one is played without a tree.
+                    let root = sw.nodes.first().map_or(Proof::Unknown, |n| n.proof);
+                    let drawn: Vec<usize> = match root {
+                        Proof::Unknown => Vec::new(),
+                        _ => sw
+                            .children(0)
+                            .filter(|&i| sw.nodes[i].proof == Proof::Draw)
+                            .collect(),
+                    };
+                    if drawn.len() > 1 {
+                        found += 1;
+                        let value = |i: usize| {
+                            let mut q = p;
+                            q.play_unchecked(sw.nodes[i].mv);
+                            let x = match q.outcome() {
+                                Some(o) => o.points(Seat::One) as f32,
+                                None => sw.leaf_value(&q),
+                            };
+                            if p.to_move() == Seat::One {
+                                x
+                            } else {
+                                1.0 - x
+                            }
+                        };
+                        let top = drawn.iter().map(|&i| value(i)).fold(f32::MIN, f32::max);
+                        let i = drawn
+                            .iter()
+                            .copied()
+                            .find(|&i| Some(sw.nodes[i].mv) == smv)
+                            .expect("the swindle plays a drawn move");
+                        assert_eq!(value(i), top);
+                        // Without it, the same tree's most visited drawn move.
+                        assert_eq!(plain.nodes.len(), sw.nodes.len());
+                        differs += usize::from(mv != smv);
+                        break;
+                    }
+                }
+                let Some(&mv) = moves.choose(&mut rng) else {
+                    break;
+                };
+                p.play_unchecked(mv);
+            }
+            if found >= 8 {
+                break;
+            }
+        }
+        assert!(found >= 8, "only {found} proven-draw roots found");
+        assert!(differs >= 1, "the swindle never changed the move");
     }
 
     #[test]
