@@ -25,8 +25,10 @@
 //! network is the built-in one or the file `PEERS_NET_WEIGHTS`) and
 //! `PEERS_NET_POLICY=1` (the prior from the policy network, the built-in
 //! one or the file `PEERS_POLICY_NET_WEIGHTS`) and `PEERS_SWINDLE=1` (at a
-//! root proven a draw, the drawn move the value network likes most) change
-//! our engine's settings, to try a lever against MCTSBot.
+//! root proven a draw, the drawn move the value network likes most) and
+//! `PEERS_C=C` (the exploration constant) change our engine's settings, to
+//! try a lever against MCTSBot. The settings that differ from the defaults
+//! and the network files are printed before the table.
 //!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
 //! (defaults: 200 games at 100 ms), games on `PEERS_THREADS` threads at
@@ -329,7 +331,8 @@ fn env_number(name: &str, range: std::ops::RangeInclusive<f32>) -> Option<f32> {
 /// expansion near the node cap), `PEERS_MINIMAX` (implicit minimax
 /// backups' weight), `PEERS_FITTED_EVAL` (their leaf evaluation) and
 /// `PEERS_SWINDLE=1` (at a proven-draw root, the drawn move the value
-/// network likes most) for trying a lever against MCTSBot.
+/// network likes most) and `PEERS_C` (the exploration constant) for
+/// trying a lever against MCTSBot.
 fn our_config() -> SearchConfig {
     let mut cfg = SearchConfig::optimal();
     if let Some(w) = env_number("PEERS_PRIOR", 0.0..=10.0) {
@@ -358,6 +361,9 @@ fn our_config() -> SearchConfig {
     }
     if let Some(on) = env_switch("PEERS_SWINDLE") {
         cfg.swindle = on;
+    }
+    if let Some(c) = env_number("PEERS_C", 0.05..=3.0) {
+        cfg.exploration = c;
     }
     cfg
 }
@@ -420,9 +426,14 @@ fn main() {
     let base = our_config();
     if base != SearchConfig::optimal() {
         println!(
-            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX, PEERS_NET_WEIGHTS), policy network {} (PEERS_NET_POLICY, PEERS_POLICY_NET_WEIGHTS), swindle {} (PEERS_SWINDLE)",
-            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy, base.swindle
+            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C)",
+            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy, base.swindle, base.exploration
         );
+    }
+    for var in ["PEERS_NET_WEIGHTS", "PEERS_POLICY_NET_WEIGHTS"] {
+        if let Ok(file) = std::env::var(var) {
+            println!("ours: {var}={file}");
+        }
     }
     let (ours, theirs) = playouts_per_second();
     println!("random playouts/s   referee {ours:>12.0}   board-game {theirs:>12.0}");

@@ -1098,21 +1098,30 @@ impl Mcts {
         } else {
             Proof::Loss
         };
-        let mover = root.to_move();
         let mut pick: Option<(usize, f32)> = None;
         for i in range.filter(|&i| self.nodes[i].proof == best) {
-            let mut pos = root;
-            pos.play_unchecked(self.nodes[i].mv);
-            let x = match pos.outcome() {
-                Some(o) => o.points(Seat::One) as f32,
-                None => self.leaf_value(&pos),
-            };
-            let v = if mover == Seat::One { x } else { 1.0 - x };
+            let v = self.child_value_for_mover(&root, i);
             if pick.is_none_or(|(_, b)| v > b) {
                 pick = Some((i, v));
             }
         }
         pick.map(|(i, _)| i)
+    }
+
+    /// The position after `root`'s child `i`, valued for `root`'s mover:
+    /// its result if the game is over, else the leaf evaluation.
+    fn child_value_for_mover(&self, root: &Uttt, i: usize) -> f32 {
+        let mut pos = *root;
+        pos.play_unchecked(self.nodes[i].mv);
+        let x = match pos.outcome() {
+            Some(o) => o.points(Seat::One) as f32,
+            None => self.leaf_value(&pos),
+        };
+        if root.to_move() == Seat::One {
+            x
+        } else {
+            1.0 - x
+        }
     }
 }
 
@@ -1405,19 +1414,7 @@ mod tests {
                     };
                     if drawn.len() > 1 {
                         found += 1;
-                        let value = |i: usize| {
-                            let mut q = p;
-                            q.play_unchecked(sw.nodes[i].mv);
-                            let x = match q.outcome() {
-                                Some(o) => o.points(Seat::One) as f32,
-                                None => sw.leaf_value(&q),
-                            };
-                            if p.to_move() == Seat::One {
-                                x
-                            } else {
-                                1.0 - x
-                            }
-                        };
+                        let value = |i: usize| sw.child_value_for_mover(&p, i);
                         let top = drawn.iter().map(|&i| value(i)).fold(f32::MIN, f32::max);
                         let i = drawn
                             .iter()
