@@ -30,10 +30,17 @@
 //! try a lever against MCTSBot. The settings that differ from the defaults
 //! and the network files are printed before the table.
 //!
+//! Each pair's two games (one opening, both seats) also count as a pair:
+//! the line after the table gives the pentanomial counts and the Elo per
+//! pair. `PEERS_GAMES=FILE` appends one line per game to FILE (time per
+//! move, openings' seed, pair, our seat, our points, plies; tab separated),
+//! so that two runs on the same openings can be compared game by game.
+//!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
 //! (defaults: 200 games at 100 ms), games on `PEERS_THREADS` threads at
 //! once (default: the number of cores; the rates are measured first, alone).
 
+use std::io::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -48,7 +55,7 @@ use referee::bot::uttt::net::network_from_env;
 use referee::bot::uttt::{Mcts, PolicyNet, SearchConfig, ValueNet};
 use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
 use referee::standings::Wdl;
-use referee::stats::elo_trinomial;
+use referee::stats::{elo_pentanomial, elo_trinomial, Pentanomial};
 
 /// The board-game crate's coordinate of our move: both number the macro
 /// boards and their cells 0..8 row-major, so the index is board * 9 + cell.
@@ -214,14 +221,14 @@ impl PeerClock {
 }
 
 /// Plays one game from `opening` (moves applied to both boards) and returns
-/// the result for our engine, which plays `ours`.
+/// the result for our engine, which plays `ours`, and the game's plies.
 fn play_game(
     opening: &[UtttMove],
     ours: Seat,
     clock: &PeerClock,
     base: SearchConfig,
     seed: u64,
-) -> f64 {
+) -> (f64, usize) {
     let ms = clock.ms;
     let mut pos = Uttt::new();
     let mut peer = STTTBoard::default();
@@ -292,7 +299,31 @@ fn play_game(
         (Outcome::Win(Seat::Two), Some(PeerOutcome::WonBy(Player::B))) => {}
         (a, b) => panic!("the boards disagree: {a:?} against {b:?}"),
     }
-    result.points(ours)
+    (result.points(ours), ply)
+}
+
+/// The per-game log of `PEERS_GAMES`, if set: the file, opened for
+/// appending (a file that cannot be opened ends the run with an error).
+fn games_log() -> Option<Mutex<std::fs::File>> {
+    let path = std::env::var("PEERS_GAMES").ok()?;
+    match std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        Ok(f) => Some(Mutex::new(f)),
+        Err(e) => {
+            eprintln!("PEERS_GAMES={path}: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// One line of the per-game log: time per move, openings' seed, pair, our
+/// seat (1 or 2), our points and the game's plies, tab separated.
+fn log_line(ms: u64, seed: u64, pair: usize, seat: Seat, points: f64, plies: usize) -> String {
+    let seat = if seat == Seat::One { 1 } else { 2 };
+    format!("{ms}\t{seed}\t{pair}\t{seat}\t{points}\t{plies}\n")
 }
 
 /// A whole number >= 1 from the environment variable `name`, if set;
@@ -424,6 +455,7 @@ fn main() {
     let fixed = env_count("PEERS_ITERS");
     let opening_seed = env_count("PEERS_SEED");
     let base = our_config();
+    let log = games_log();
     if base != SearchConfig::optimal() {
         println!(
             "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C)",
@@ -450,7 +482,8 @@ fn main() {
         // the same whatever the number of threads; each bot plays both
         // seats from them. The openings' seed is the time per move unless
         // `PEERS_SEED` gives another (to add games on new openings).
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(opening_seed.unwrap_or(ms));
+        let seed = opening_seed.unwrap_or(ms);
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
         let openings: Vec<Vec<UtttMove>> = (0..games / 2)
             .map(|_| {
                 let mut opening = Vec::new();
@@ -464,7 +497,7 @@ fn main() {
             })
             .collect();
         let next = AtomicUsize::new(0);
-        let results = Mutex::new(Wdl::default());
+        let results = Mutex::new((Wdl::default(), Pentanomial::default()));
         std::thread::scope(|s| {
             for _ in 0..threads {
                 s.spawn(|| loop {
@@ -472,10 +505,25 @@ fn main() {
                     let Some(opening) = openings.get(pair) else {
                         break;
                     };
+                    let mut pair_points = [0.0; 2];
                     for (k, seat) in [Seat::One, Seat::Two].into_iter().enumerate() {
-                        let points = play_game(opening, seat, &clock, base, (pair * 2 + k) as u64);
-                        let mut wdl = results.lock().expect("no thread panicked");
+                        let (points, plies) =
+                            play_game(opening, seat, &clock, base, (pair * 2 + k) as u64);
+                        pair_points[k] = points;
+                        if let Some(log) = &log {
+                            let line = log_line(ms, seed, pair, seat, points, plies);
+                            let mut f = log.lock().expect("no thread panicked");
+                            if let Err(e) = f.write_all(line.as_bytes()) {
+                                eprintln!("PEERS_GAMES: {e}");
+                                std::process::exit(1);
+                            }
+                        }
+                        let mut guard = results.lock().expect("no thread panicked");
+                        let (wdl, penta) = &mut *guard;
                         wdl.add(points);
+                        if k == 1 {
+                            penta.add_pair(pair_points[0], pair_points[1]);
+                        }
                         eprint!(
                             "\r{ms} ms: {} games, +{} ={} -{}, score {:.3}",
                             wdl.games(),
@@ -488,7 +536,7 @@ fn main() {
                 });
             }
         });
-        let wdl = results.into_inner().expect("no thread panicked");
+        let (wdl, penta) = results.into_inner().expect("no thread panicked");
         eprintln!();
         let elo = elo_trinomial(&wdl);
         let (ours_ms, theirs_ms, iters) = clock.averages();
@@ -504,6 +552,11 @@ fn main() {
             wdl.draws,
             wdl.losses
         );
+        println!(
+            "pairs LL, LD, DD+WL, WD, WW: {penta} ({} pairs); Elo per pair {}",
+            penta.counts.iter().sum::<u64>(),
+            elo_pentanomial(&penta)
+        );
         let st = clock.state();
         println!(
             "ours: {:.0} iterations a move on average; {} of {} moves ended with the tree at its node cap",
@@ -517,6 +570,30 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_line_names_the_game_and_our_result() {
+        assert_eq!(
+            log_line(1000, 3, 17, Seat::Two, 0.5, 81),
+            "1000\t3\t17\t2\t0.5\t81\n"
+        );
+        assert_eq!(
+            log_line(100, 100, 0, Seat::One, 1.0, 40),
+            "100\t100\t0\t1\t1\t40\n"
+        );
+    }
+
+    #[test]
+    fn a_game_ends_with_a_result_on_both_boards() {
+        let clock = PeerClock::new(5, Some(200), 200_000.0);
+        let opening = [
+            UtttMove::new(4, 4).expect("a move"),
+            UtttMove::new(4, 0).expect("a move"),
+        ];
+        let (points, plies) = play_game(&opening, Seat::One, &clock, SearchConfig::optimal(), 1);
+        assert!([0.0, 0.5, 1.0].contains(&points));
+        assert!((17..=81).contains(&plies), "{plies} plies");
+    }
 
     #[test]
     fn the_clock_budgets_by_the_rate_timed_in_each_phase() {
