@@ -41,7 +41,7 @@
 //! once (default: the number of cores; the rates are measured first, alone).
 
 use std::io::Write as _;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -456,6 +456,7 @@ fn main() {
     let opening_seed = env_count("PEERS_SEED");
     let base = our_config();
     let log = games_log();
+    let log_failed = AtomicBool::new(false);
     if base != SearchConfig::optimal() {
         println!(
             "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C)",
@@ -513,9 +514,13 @@ fn main() {
                         if let Some(log) = &log {
                             let line = log_line(ms, seed, pair, seat, points, plies);
                             let mut f = log.lock().expect("no thread panicked");
-                            if let Err(e) = f.write_all(line.as_bytes()) {
-                                eprintln!("PEERS_GAMES: {e}");
-                                std::process::exit(1);
+                            // A failed write stops the log, not the run:
+                            // the games and the table still count.
+                            if !log_failed.load(Ordering::Relaxed) {
+                                if let Err(e) = f.write_all(line.as_bytes()) {
+                                    log_failed.store(true, Ordering::Relaxed);
+                                    eprintln!("\nPEERS_GAMES: {e}; no more games logged");
+                                }
                             }
                         }
                         let mut guard = results.lock().expect("no thread panicked");
