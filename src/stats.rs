@@ -108,7 +108,7 @@ impl Pentanomial {
     }
 
     /// Pairs counted.
-    pub(crate) fn pairs(&self) -> u64 {
+    pub fn pairs(&self) -> u64 {
         self.counts.iter().sum()
     }
 

@@ -41,7 +41,7 @@
 //! once (default: the number of cores; the rates are measured first, alone).
 
 use std::io::Write as _;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -302,16 +302,19 @@ fn play_game(
     (result.points(ours), ply)
 }
 
-/// The per-game log of `PEERS_GAMES`, if set: the file, opened for
-/// appending (a file that cannot be opened ends the run with an error).
-fn games_log() -> Option<Mutex<std::fs::File>> {
-    let path = std::env::var("PEERS_GAMES").ok()?;
+/// The per-game log of `PEERS_GAMES`: the file, opened for appending, or
+/// `None` when the variable is not set (a file that cannot be opened ends
+/// the run with an error; a write that fails sets it back to `None`).
+fn games_log() -> Mutex<Option<std::fs::File>> {
+    let Ok(path) = std::env::var("PEERS_GAMES") else {
+        return Mutex::new(None);
+    };
     match std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&path)
     {
-        Ok(f) => Some(Mutex::new(f)),
+        Ok(f) => Mutex::new(Some(f)),
         Err(e) => {
             eprintln!("PEERS_GAMES={path}: {e}");
             std::process::exit(2);
@@ -456,7 +459,6 @@ fn main() {
     let opening_seed = env_count("PEERS_SEED");
     let base = our_config();
     let log = games_log();
-    let log_failed = AtomicBool::new(false);
     if base != SearchConfig::optimal() {
         println!(
             "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C)",
@@ -511,18 +513,17 @@ fn main() {
                         let (points, plies) =
                             play_game(opening, seat, &clock, base, (pair * 2 + k) as u64);
                         pair_points[k] = points;
-                        if let Some(log) = &log {
+                        let mut file = log.lock().expect("no thread panicked");
+                        if let Some(f) = file.as_mut() {
                             let line = log_line(ms, seed, pair, seat, points, plies);
-                            let mut f = log.lock().expect("no thread panicked");
                             // A failed write stops the log, not the run:
                             // the games and the table still count.
-                            if !log_failed.load(Ordering::Relaxed) {
-                                if let Err(e) = f.write_all(line.as_bytes()) {
-                                    log_failed.store(true, Ordering::Relaxed);
-                                    eprintln!("\nPEERS_GAMES: {e}; no more games logged");
-                                }
+                            if let Err(e) = f.write_all(line.as_bytes()) {
+                                *file = None;
+                                eprintln!("\nPEERS_GAMES: {e}; no more games logged");
                             }
                         }
+                        drop(file);
                         let mut guard = results.lock().expect("no thread panicked");
                         let (wdl, penta) = &mut *guard;
                         wdl.add(points);
@@ -559,7 +560,7 @@ fn main() {
         );
         println!(
             "pairs LL, LD, DD+WL, WD, WW: {penta} ({} pairs); Elo per pair {}",
-            penta.counts.iter().sum::<u64>(),
+            penta.pairs(),
             elo_pentanomial(&penta)
         );
         let st = clock.state();
