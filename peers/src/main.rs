@@ -26,14 +26,22 @@
 //! `PEERS_NET_POLICY=1` (the prior from the policy network, the built-in
 //! one or the file `PEERS_POLICY_NET_WEIGHTS`) and `PEERS_SWINDLE=1` (at a
 //! root proven a draw, the drawn move the value network likes most) and
-//! `PEERS_C=C` (the exploration constant) change our engine's settings, to
+//! `PEERS_C=C` (the exploration constant), `PEERS_DRAW_FADE=N` (draw
+//! contempt fading to none over the first N plies), `PEERS_DRAW_UNPROVEN=1`
+//! (contempt for the draw network's foreseen draws only, not for finished
+//! or proven ones), `PEERS_DRAW_OURS=1` (contempt in our own choices
+//! only, the opponent's replies searched without it) and
+//! `PEERS_DRAW_NET=FILE` (a
+//! network trained with `NET_KIND=draw`: with `PEERS_DRAW`, contempt for
+//! the draws it foresees at the leaves) change our engine's settings, to
 //! try a lever against MCTSBot. The settings that differ from the defaults
 //! and the network files are printed before the table.
 //!
 //! Each pair's two games (one opening, both seats) also count as a pair:
 //! the line after the table gives the pentanomial counts and the Elo per
 //! pair. `PEERS_GAMES=FILE` appends one line per game to FILE (time per
-//! move, openings' seed, pair, our seat, our points, plies; tab separated),
+//! move, openings' seed, pair, our seat, our points, plies, the moves
+//! with our root value after each of ours; tab separated),
 //! so that two runs on the same openings can be compared game by game.
 //!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
@@ -228,7 +236,7 @@ fn play_game(
     clock: &PeerClock,
     base: SearchConfig,
     seed: u64,
-) -> (f64, usize) {
+) -> (f64, usize, String) {
     let ms = clock.ms;
     let mut pos = Uttt::new();
     let mut peer = STTTBoard::default();
@@ -257,8 +265,22 @@ fn play_game(
         PolicyNet::builtin,
         PolicyNet::load,
     ));
+    if std::env::var_os("PEERS_DRAW_NET").is_some() {
+        static DRAW: OnceLock<ValueNet> = OnceLock::new();
+        engine.set_draw_net(network(
+            &DRAW,
+            "PEERS_DRAW_NET",
+            ValueNet::builtin,
+            ValueNet::load,
+        ));
+    }
     let mut rng = rand08::rngs::SmallRng::seed_from_u64(seed ^ 0x5eed);
     let mut ply = opening.len();
+    let mut record = String::new();
+    for mv in opening {
+        record.push_str(&move_digits(*mv));
+        record.push(' ');
+    }
     while !pos.is_over() {
         let start = Instant::now();
         let mv = if pos.to_move() == ours {
@@ -268,6 +290,10 @@ fn play_game(
             // most) would pass its cap.
             let capped = stats.nodes + 81 > cfg.node_cap();
             clock.record_ours(start.elapsed().as_secs_f64(), stats.iterations, capped);
+            let value = engine
+                .root_value(&pos)
+                .map_or("-".into(), |v| format!("{v:.3}"));
+            record.push_str(&format!("{}={value} ", move_digits(mv)));
             mv
         } else {
             // A bot per move, with this move's budget (MCTSBot keeps no
@@ -282,7 +308,10 @@ fn play_game(
             let tree = theirs.build_tree(&peer);
             let ran = u64::try_from(tree[0].visits).unwrap_or(0).max(1);
             clock.record_theirs(ply, ran, start.elapsed().as_secs_f64());
-            from_peer(tree.best_move()).expect("board-game coordinates are in range")
+            let mv = from_peer(tree.best_move()).expect("board-game coordinates are in range");
+            record.push_str(&move_digits(mv));
+            record.push(' ');
+            mv
         };
         ply += 1;
         assert!(pos.is_legal(mv), "illegal move {mv} in {pos}");
@@ -299,7 +328,14 @@ fn play_game(
         (Outcome::Win(Seat::Two), Some(PeerOutcome::WonBy(Player::B))) => {}
         (a, b) => panic!("the boards disagree: {a:?} against {b:?}"),
     }
-    (result.points(ours), ply)
+    record.pop();
+    (result.points(ours), ply, record)
+}
+
+/// A move in the per-game log: its board's digit, then its cell's (`40`
+/// is board 4, cell 0).
+fn move_digits(mv: UtttMove) -> String {
+    format!("{}{}", mv.board(), mv.cell())
 }
 
 /// The per-game log of `PEERS_GAMES`: the file, opened for appending, or
@@ -323,10 +359,22 @@ fn games_log() -> Mutex<Option<std::fs::File>> {
 }
 
 /// One line of the per-game log: time per move, openings' seed, pair, our
-/// seat (1 or 2), our points and the game's plies, tab separated.
-fn log_line(ms: u64, seed: u64, pair: usize, seat: Seat, points: f64, plies: usize) -> String {
+/// seat (1 or 2), our points, the game's plies and its moves, tab
+/// separated. The moves are [`move_digits`], space separated, the opening's
+/// first; each of ours is followed by `=` and our root's value after its
+/// search (the expected score of the player to move: 1 a proven win, 0.5 a
+/// proven draw, 0 a proven loss; `-` with one legal move, no search).
+fn log_line(
+    ms: u64,
+    seed: u64,
+    pair: usize,
+    seat: Seat,
+    points: f64,
+    plies: usize,
+    moves: &str,
+) -> String {
     let seat = if seat == Seat::One { 1 } else { 2 };
-    format!("{ms}\t{seed}\t{pair}\t{seat}\t{points}\t{plies}\n")
+    format!("{ms}\t{seed}\t{pair}\t{seat}\t{points}\t{plies}\t{moves}\n")
 }
 
 /// A whole number >= 1 from the environment variable `name`, if set;
@@ -399,6 +447,15 @@ fn our_config() -> SearchConfig {
     if let Some(c) = env_number("PEERS_C", 0.05..=3.0) {
         cfg.exploration = c;
     }
+    if let Some(n) = env_count("PEERS_DRAW_FADE") {
+        cfg.draw_fade_plies = u32::try_from(n).unwrap_or(u32::MAX);
+    }
+    if let Some(on) = env_switch("PEERS_DRAW_UNPROVEN") {
+        cfg.contempt_unproven_only = on;
+    }
+    if let Some(on) = env_switch("PEERS_DRAW_OURS") {
+        cfg.contempt_ours_only = on;
+    }
     cfg
 }
 
@@ -461,11 +518,15 @@ fn main() {
     let log = games_log();
     if base != SearchConfig::optimal() {
         println!(
-            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C)",
-            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy, base.swindle, base.exploration
+            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C), contempt fading over {} plies (PEERS_DRAW_FADE, 0: never), for unproven draws only {} (PEERS_DRAW_UNPROVEN), for our choices only {} (PEERS_DRAW_OURS)",
+            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy, base.swindle, base.exploration, base.draw_fade_plies, base.contempt_unproven_only, base.contempt_ours_only
         );
     }
-    for var in ["PEERS_NET_WEIGHTS", "PEERS_POLICY_NET_WEIGHTS"] {
+    for var in [
+        "PEERS_NET_WEIGHTS",
+        "PEERS_POLICY_NET_WEIGHTS",
+        "PEERS_DRAW_NET",
+    ] {
         if let Ok(file) = std::env::var(var) {
             println!("ours: {var}={file}");
         }
@@ -510,12 +571,12 @@ fn main() {
                     };
                     let mut pair_points = [0.0; 2];
                     for (k, seat) in [Seat::One, Seat::Two].into_iter().enumerate() {
-                        let (points, plies) =
+                        let (points, plies, moves) =
                             play_game(opening, seat, &clock, base, (pair * 2 + k) as u64);
                         pair_points[k] = points;
                         let mut file = log.lock().expect("no thread panicked");
                         if let Some(f) = file.as_mut() {
-                            let line = log_line(ms, seed, pair, seat, points, plies);
+                            let line = log_line(ms, seed, pair, seat, points, plies, &moves);
                             // A failed write stops the log, not the run:
                             // the games and the table still count.
                             if let Err(e) = f.write_all(line.as_bytes()) {
@@ -580,12 +641,12 @@ mod tests {
     #[test]
     fn a_log_line_names_the_game_and_our_result() {
         assert_eq!(
-            log_line(1000, 3, 17, Seat::Two, 0.5, 81),
-            "1000\t3\t17\t2\t0.5\t81\n"
+            log_line(1000, 3, 17, Seat::Two, 0.5, 81, "40 04=0.612"),
+            "1000\t3\t17\t2\t0.5\t81\t40 04=0.612\n"
         );
         assert_eq!(
-            log_line(100, 100, 0, Seat::One, 1.0, 40),
-            "100\t100\t0\t1\t1\t40\n"
+            log_line(100, 100, 0, Seat::One, 1.0, 40, "88"),
+            "100\t100\t0\t1\t1\t40\t88\n"
         );
     }
 
@@ -596,9 +657,29 @@ mod tests {
             UtttMove::new(4, 4).expect("a move"),
             UtttMove::new(4, 0).expect("a move"),
         ];
-        let (points, plies) = play_game(&opening, Seat::One, &clock, SearchConfig::optimal(), 1);
+        let (points, plies, moves) =
+            play_game(&opening, Seat::One, &clock, SearchConfig::optimal(), 1);
         assert!([0.0, 0.5, 1.0].contains(&points));
         assert!((17..=81).contains(&plies), "{plies} plies");
+        // The record replays to the end: every move, ours with a value.
+        let words: Vec<&str> = moves.split(' ').collect();
+        assert_eq!(words.len(), plies);
+        assert_eq!(&words[..2], ["44", "40"]);
+        let mut pos = Uttt::new();
+        for (ply, word) in words.iter().enumerate() {
+            let (digits, value) = word.split_once('=').unwrap_or((word, ""));
+            let d = digits.as_bytes();
+            let mv = UtttMove::new(d[0] - b'0', d[1] - b'0').expect("two digits");
+            assert!(pos.is_legal(mv), "{word} at ply {ply}");
+            let ours = ply >= 2 && pos.to_move() == Seat::One;
+            assert_eq!(!value.is_empty(), ours, "{word} at ply {ply}");
+            if ours && value != "-" {
+                let v: f32 = value.parse().expect("a value");
+                assert!((0.0..=1.0).contains(&v), "{word}");
+            }
+            pos.play_unchecked(mv);
+        }
+        assert!(pos.is_over());
     }
 
     #[test]

@@ -450,8 +450,9 @@ impl Samples {
 /// The data files of `value_net_data` (comma separated), read into
 /// training and held-out samples (one game in ten held out); the value's
 /// target is `z_share` of the game's result and the rest of the search's
-/// value.
-fn load_samples(data: &str, z_share: f32) -> (Samples, Samples) {
+/// value, or with `draws` 1 for a drawn game's positions and 0 for the
+/// others' (the draw network's).
+fn load_samples(data: &str, z_share: f32, draws: bool) -> (Samples, Samples) {
     let (mut train, mut test) = (Samples::default(), Samples::default());
     for (file_no, path) in data.split(',').enumerate() {
         let file = File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -483,7 +484,11 @@ fn load_samples(data: &str, z_share: f32) -> (Samples, Samples) {
                     }
                 }
             }
-            let target = z_share * z + (1.0 - z_share) * q;
+            let target = if draws {
+                f32::from(u8::from(z == 0.5))
+            } else {
+                z_share * z + (1.0 - z_share) * q
+            };
             let set = if mix(file_no as u64, g).is_multiple_of(10) {
                 &mut test
             } else {
@@ -736,8 +741,11 @@ fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut SmallRng) -> Vec
 
 /// Trains a network on the data of `value_net_data` and writes it.
 ///
-/// Environment: `NET_KIND` (`value`, the default, or `policy`: the policy
-/// network needs data with the root's visits), `NET_DATA` (data files,
+/// Environment: `NET_KIND` (`value`, the default; `draw`: a value
+/// network's shape trained to give the chance that the game ends drawn,
+/// for the search's draw contempt, whose "results" in the report are the
+/// games' values, not its targets; or `policy`: the policy network needs
+/// data with the root's visits), `NET_DATA` (data files,
 /// comma separated, default `target/uttt-net-data.txt`), `NET_Z_PERCENT`
 /// (the value's target is this share of the game's result and the rest of
 /// the search's value, x 100, default 50), `NET_EPOCHS` (default 12),
@@ -749,22 +757,19 @@ fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut SmallRng) -> Vec
 #[test]
 #[ignore = "a tool: trains a network (minutes)"]
 fn train_network() {
-    let kind = match env_text("NET_KIND", "value").as_str() {
-        "value" => Kind::Value,
-        "policy" => Kind::Policy,
-        other => panic!("NET_KIND must be value or policy, not '{other}'"),
-    };
-    let name = if kind == Kind::Value {
-        "value"
-    } else {
-        "policy"
+    let name = env_text("NET_KIND", "value");
+    let (kind, draws) = match name.as_str() {
+        "value" => (Kind::Value, false),
+        "draw" => (Kind::Value, true),
+        "policy" => (Kind::Policy, false),
+        other => panic!("NET_KIND must be value, draw or policy, not '{other}'"),
     };
     let data = env_text("NET_DATA", "target/uttt-net-data.txt");
     let z_share = env("NET_Z_PERCENT", 50) as f32 / 100.0;
     let out = env_text("NET_OUT", &format!("target/uttt-{name}-net.bin"));
     let mut rng = SmallRng::seed_from_u64(env("NET_SEED", 1) as u64);
-    let (train_set, test_set) = load_samples(&data, z_share);
-    if kind == Kind::Value {
+    let (train_set, test_set) = load_samples(&data, z_share, draws);
+    if kind == Kind::Value && !draws {
         let search_z_loss = (0..test_set.len())
             .map(|i| cross_entropy(test_set.q[i], test_set.z[i]))
             .sum::<f64>()

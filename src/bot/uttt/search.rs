@@ -208,6 +208,25 @@ pub struct SearchConfig {
     /// a draw is worth `1 - draw_value`. 0.5 is neutral. Only the rewards
     /// averaged in the tree change: proofs (a proven draw) stay exact.
     pub draw_value: f32,
+    /// With draw contempt, the plies over which it fades: a search from a
+    /// position at ply `k` uses `0.5 - (0.5 - draw_value) * (1 - k / n)`
+    /// (neutral from ply `n` on), so that early moves steer away from
+    /// drawish play while late ones keep a draw in hand rather than
+    /// gamble it. 0: the same contempt all game.
+    pub draw_fade_plies: u32,
+    /// Draw contempt only for the draws the draw network foresees at the
+    /// leaves ([`Mcts::set_draw_net`]): finished and proven draws stay
+    /// worth 0.5, so that a search never gives up a draw in hand for a
+    /// line it only hopes is better.
+    pub contempt_unproven_only: bool,
+    /// Draw contempt for the root mover's own choices only: the nodes its
+    /// moves enter average the rewards with contempt, the other player's
+    /// nodes without, so that the search still looks for the opponent's
+    /// best replies instead of modelling an opponent that seeks draws
+    /// (with symmetric contempt a reply that steers to a draw scores for
+    /// the opponent as if it won `0.5 - draw_value` more, and its sharpest
+    /// replies get fewer visits).
+    pub contempt_ours_only: bool,
     /// When every root move is proven and none wins (the root is a proven
     /// draw or loss), play the move of the best proof whose position the
     /// leaf evaluation (the value network with `net_eval`) likes most for
@@ -267,6 +286,17 @@ impl SearchConfig {
         self.max_nodes.min(MAX_NODES)
     }
 
+    /// The draw's value for the root's mover in a search from ply `ply`:
+    /// `draw_value`, faded over `draw_fade_plies`.
+    pub fn draw_value_at(&self, ply: usize) -> f32 {
+        let n = self.draw_fade_plies as usize;
+        if n == 0 {
+            return self.draw_value;
+        }
+        let left = 1.0 - (ply.min(n) as f32 / n as f32);
+        0.5 - (0.5 - self.draw_value) * left
+    }
+
     /// The `optimal` engine's defaults.
     pub fn optimal() -> Self {
         SearchConfig {
@@ -288,6 +318,9 @@ impl SearchConfig {
             cutoff_plies: 0,
             eval_weight: 0.5,
             draw_value: 0.5,
+            draw_fade_plies: 0,
+            contempt_unproven_only: false,
+            contempt_ours_only: false,
             swindle: false,
             fitted_eval: false,
             max_nodes: MAX_NODES,
@@ -334,6 +367,9 @@ impl SearchConfig {
             cutoff_plies: 0,
             eval_weight: 0.5,
             draw_value: 0.5,
+            draw_fade_plies: 0,
+            contempt_unproven_only: false,
+            contempt_ours_only: false,
             swindle: false,
             fitted_eval: false,
             max_nodes: MAX_NODES,
@@ -390,6 +426,13 @@ pub struct Mcts {
     net: &'static ValueNet,
     /// The policy network of `net_policy`.
     policy_net: &'static PolicyNet,
+    /// The draw's value for the root's mover in this search: `draw_value`
+    /// faded by the root's ply (`draw_fade_plies`).
+    draw_now: f32,
+    /// A network of the value network's shape giving the chance that the
+    /// game ends drawn, for draw contempt at the leaves (see
+    /// [`Mcts::set_draw_net`]); none by default.
+    draw_net: Option<&'static ValueNet>,
 }
 
 impl Mcts {
@@ -409,6 +452,8 @@ impl Mcts {
             last: SearchStats::default(),
             net: ValueNet::builtin(),
             policy_net: PolicyNet::builtin(),
+            draw_net: None,
+            draw_now: config.draw_value,
         }
     }
 
@@ -422,6 +467,18 @@ impl Mcts {
     /// (with `net_policy`): for tools that compare networks.
     pub fn set_policy_net(&mut self, net: &'static PolicyNet) {
         self.policy_net = net;
+    }
+
+    /// Draw contempt for the draws the value network foresees, not only
+    /// the finished and proven ones: with `net_eval` and a `draw_value`
+    /// other than 0.5, a leaf's value for the root's mover becomes the
+    /// network's expected score minus `(0.5 - draw_value) * p`, where `p`
+    /// is `net`'s chance that the game ends drawn (a network trained with
+    /// `NET_KIND=draw`). A finished or proven draw (`p` = 1) is worth
+    /// `draw_value`, as without it (0.5 with `contempt_unproven_only`).
+    /// Off by default: docs/performance.md, fourteenth round.
+    pub fn set_draw_net(&mut self, net: &'static ValueNet) {
+        self.draw_net = Some(net);
     }
 
     /// Statistics of the last search.
@@ -443,8 +500,7 @@ impl Mcts {
     /// The expected score of the player to move in `root` after the last
     /// search, which was of `root` (1 for a proven win, 0.5 for a proven
     /// draw), or `None` when that search built no tree (one legal move).
-    #[cfg(test)]
-    pub(super) fn root_value(&self, root: &Uttt) -> Option<f32> {
+    pub fn root_value(&self, root: &Uttt) -> Option<f32> {
         if self.config.solver && !game_winning_moves(root).is_empty() {
             return Some(1.0);
         }
@@ -736,6 +792,26 @@ impl Mcts {
         }
     }
 
+    /// X's leaf value `x` for `pos` with the draw network's contempt (see
+    /// [`Mcts::set_draw_net`]) for the root's mover `root_mover`: `x` as it
+    /// is without a draw network or contempt.
+    #[inline]
+    fn with_draw_contempt(&self, pos: &Uttt, root_mover: Seat, x: f32) -> f32 {
+        let shift = 0.5 - self.draw_now;
+        match self.draw_net {
+            Some(net) if shift != 0.0 && self.config.net_eval => {
+                let cost = shift * net.value(pos);
+                let v = if root_mover == Seat::One {
+                    x - cost
+                } else {
+                    x + cost
+                };
+                v.clamp(0.0, 1.0)
+            }
+            _ => x,
+        }
+    }
+
     /// One iteration from `root`: selection, expansion, playout (or a proven
     /// value) and backpropagation.
     fn iterate(&mut self, root: &Uttt) {
@@ -758,6 +834,8 @@ impl Mcts {
         // X's value of the leaf for implicit minimax: its evaluation, or
         // the exact result when it is proven or finished.
         let mut leaf_x = f32::NAN;
+        // What the draw network's contempt took off X's value of the leaf.
+        let mut contempt_x = 0.0;
         if solver && !self.nodes[idx].expanded && self.nodes[idx].proof == Proof::Unknown {
             if let Some(o) = pos.outcome() {
                 self.nodes[idx].proof = Proof::of(o, pos.to_move().other());
@@ -795,9 +873,11 @@ impl Mcts {
                     if (cfg.value_mix != 0.0 || cfg.minimax_weight != 0.0)
                         && pos.outcome().is_none()
                     {
-                        let e = self.leaf_value(&pos);
+                        let v = self.leaf_value(&pos);
+                        let e = self.with_draw_contempt(&pos, root.to_move(), v);
                         leaf_x = e;
                         let mix = self.config.value_mix;
+                        contempt_x = mix.min(1.0) * (v - e);
                         if mix >= 1.0 {
                             e
                         } else {
@@ -812,7 +892,8 @@ impl Mcts {
         if leaf_x.is_nan() {
             leaf_x = x_points;
         }
-        self.backpropagate(&path, root.to_move(), x_points, leaf_x);
+        let x_neutral = x_points + contempt_x;
+        self.backpropagate(&path, root.to_move(), (x_points, x_neutral), leaf_x);
         self.path = path;
     }
 
@@ -839,6 +920,7 @@ impl Mcts {
             }
         }
         let deadline = self.time_target().map(|t| started + t);
+        self.draw_now = self.config.draw_value_at(root.ply());
         if !(self.config.reuse && self.reroot(root)) {
             self.nodes.clear();
             self.stats.clear();
@@ -919,17 +1001,37 @@ impl Mcts {
         (first - second) as f64 > rate * left
     }
 
-    /// Adds the playout's result (X's points) to every node on `path` and, with the solver,
+    /// Adds the playout's result (X's points: with contempt, then without)
+    /// to every node on `path` and, with the solver,
     /// proves what can be proven from the leaf up (a node's proof can only
     /// change when one of its children's did).
-    fn backpropagate(&mut self, path: &[usize], root_mover: Seat, x_points: f32, leaf_x: f32) {
+    fn backpropagate(
+        &mut self,
+        path: &[usize],
+        root_mover: Seat,
+        (x_points, x_neutral): (f32, f32),
+        leaf_x: f32,
+    ) {
         let Some((&leaf, above)) = path.split_last() else {
             return;
         };
         let win = self.root_reward(root_mover, x_points);
+        // With contempt for our choices only, the other player's nodes
+        // count the result without it: they play to win, not to draw.
+        let theirs = if self.config.contempt_ours_only {
+            if x_neutral == 0.5 {
+                0.5
+            } else if root_mover == Seat::One {
+                x_neutral
+            } else {
+                1.0 - x_neutral
+            }
+        } else {
+            win
+        };
         // The node at depth d was entered by a move of the root's mover when
         // d is odd (the root itself, d = 0, by the other player).
-        let reward = |depth: usize| if depth % 2 == 1 { win } else { 1.0 - win };
+        let reward = |depth: usize| if depth % 2 == 1 { win } else { 1.0 - theirs };
         let w = self.config.prior_weight;
         let minimax = self.config.minimax_weight != 0.0;
         // The minimax value of the node below, before and after this
@@ -1029,7 +1131,11 @@ impl Mcts {
     /// evaluations are left as they are).
     fn root_reward(&self, root_mover: Seat, x_points: f32) -> f32 {
         if x_points == 0.5 {
-            return self.config.draw_value;
+            return if self.config.contempt_unproven_only {
+                0.5
+            } else {
+                self.draw_now
+            };
         }
         if root_mover == Seat::One {
             x_points
@@ -1374,10 +1480,124 @@ mod tests {
         after.play_unchecked(m.nodes[child].mv);
         m.expand(child, &after);
         let grandchild = m.children(child).next().unwrap();
-        m.backpropagate(&[0, child, grandchild], p.to_move(), 0.5, 0.5);
+        m.backpropagate(&[0, child, grandchild], p.to_move(), (0.5, 0.5), 0.5);
         assert!((m.stats[child].reward - 0.4).abs() < 1e-6);
         assert!((m.stats[grandchild].reward - 0.6).abs() < 1e-6);
         assert!((m.stats[0].reward - 0.6).abs() < 1e-6);
+        // With contempt for our choices only, the other player's nodes
+        // count the draw at 0.5.
+        let ours_only = SearchConfig {
+            contempt_ours_only: true,
+            ..cfg(0.4)
+        };
+        let mut m = expanded_root(ours_only, &p);
+        m.expand(child, &after);
+        m.backpropagate(&[0, child, grandchild], p.to_move(), (0.5, 0.5), 0.5);
+        assert!((m.stats[child].reward - 0.4).abs() < 1e-6);
+        assert!((m.stats[grandchild].reward - 0.5).abs() < 1e-6);
+        assert!((m.stats[0].reward - 0.5).abs() < 1e-6);
+        // A leaf the draw network marked down: ours see the marked-down
+        // value, theirs the network's own (X is the root's mover).
+        m.backpropagate(&[0, child, grandchild], p.to_move(), (0.52, 0.6), 0.52);
+        assert!((m.stats[child].reward - 0.92).abs() < 1e-6);
+        assert!((m.stats[grandchild].reward - 0.9).abs() < 1e-6);
+    }
+
+    /// A network that gives every position the chance `p`: all weights
+    /// zero, the output's bias (the last parameter) `logit(p)`.
+    fn constant_net(p: f32) -> &'static ValueNet {
+        let mut flat = vec![0.0; ValueNet::PARAMS];
+        flat[ValueNet::PARAMS - 1] = (p / (1.0 - p)).ln();
+        Box::leak(Box::new(ValueNet::from_flat(&flat)))
+    }
+
+    #[test]
+    fn draw_contempt_fades_over_the_plies_asked() {
+        let cfg = |n: u32| SearchConfig {
+            draw_value: 0.4,
+            draw_fade_plies: n,
+            ..SearchConfig::optimal()
+        };
+        assert_eq!(cfg(0).draw_value_at(0), 0.4);
+        assert_eq!(cfg(0).draw_value_at(70), 0.4);
+        assert!((cfg(40).draw_value_at(0) - 0.4).abs() < 1e-6);
+        assert!((cfg(40).draw_value_at(20) - 0.45).abs() < 1e-6);
+        assert_eq!(cfg(40).draw_value_at(40), 0.5);
+        assert_eq!(cfg(40).draw_value_at(60), 0.5);
+        // A search takes the value at its root's ply.
+        let p = play(&[(4, 4), (4, 0)]);
+        let mut m = Mcts::new(
+            SearchConfig {
+                iterations: 200,
+                ..cfg(4)
+            },
+            1,
+        );
+        m.search(&p);
+        assert!((m.root_reward(Seat::One, 0.5) - 0.45).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_draw_network_moves_leaf_values_away_from_foreseen_draws() {
+        let cfg = |d: f32| SearchConfig {
+            draw_value: d,
+            ..SearchConfig::optimal()
+        };
+        let pos = play(&[(4, 4), (4, 0)]);
+        let x = 0.6;
+        // Without a draw network, or without contempt, values stay.
+        assert_eq!(
+            Mcts::new(cfg(0.4), 1).with_draw_contempt(&pos, Seat::One, x),
+            x
+        );
+        let mut neutral = Mcts::new(cfg(0.5), 1);
+        neutral.set_draw_net(constant_net(0.8));
+        assert_eq!(neutral.with_draw_contempt(&pos, Seat::One, x), x);
+        // A draw foreseen at 0.8 costs the root's mover 0.8 x (0.5 - 0.4):
+        // X's value falls when X is the root's mover and rises when O is.
+        let mut m = Mcts::new(cfg(0.4), 1);
+        m.set_draw_net(constant_net(0.8));
+        assert!((m.with_draw_contempt(&pos, Seat::One, x) - 0.52).abs() < 1e-3);
+        assert!((m.with_draw_contempt(&pos, Seat::Two, x) - 0.68).abs() < 1e-3);
+        // A certain draw is worth the draw's value, as a proven one is.
+        m.set_draw_net(constant_net(0.999_99));
+        assert!((m.with_draw_contempt(&pos, Seat::One, 0.5) - 0.4).abs() < 1e-3);
+        // Values stay in [0, 1].
+        assert_eq!(m.with_draw_contempt(&pos, Seat::One, 0.01), 0.0);
+        // With contempt for unproven draws only, a finished or proven draw
+        // is worth 0.5 and the leaves still pay for foreseen draws.
+        let mut unproven = Mcts::new(
+            SearchConfig {
+                contempt_unproven_only: true,
+                ..cfg(0.4)
+            },
+            1,
+        );
+        unproven.set_draw_net(constant_net(0.8));
+        assert_eq!(unproven.root_reward(Seat::One, 0.5), 0.5);
+        assert_eq!(m.root_reward(Seat::One, 0.5), 0.4);
+        assert!((unproven.with_draw_contempt(&pos, Seat::One, x) - 0.52).abs() < 1e-3);
+        // A search with it plays legal moves, the same ones for a seed.
+        let searched = |seed: u64| {
+            let mut m = Mcts::new(
+                SearchConfig {
+                    iterations: 3000,
+                    ..cfg(0.4)
+                },
+                seed,
+            );
+            m.set_draw_net(constant_net(0.7));
+            let mut p = pos;
+            let mut moves = Vec::new();
+            for _ in 0..6 {
+                let mv = m.search(&p).expect("a move");
+                assert!(p.is_legal(mv), "{mv} in {p}");
+                p.play_unchecked(mv);
+                moves.push(mv);
+            }
+            moves
+        };
+        assert_eq!(searched(3), searched(3));
     }
 
     /// Positions near the end of seeded random games whose root a search
@@ -1589,7 +1809,7 @@ mod tests {
         let mut m = expanded_root(cfg, &p);
         let kid = m.children(0).start;
         // A playout X lost, from a leaf X's evaluation gives 0.9.
-        m.backpropagate(&[0, kid], Seat::One, 0.0, 0.9);
+        m.backpropagate(&[0, kid], Seat::One, (0.0, 0.0), 0.9);
         assert!((m.values[kid] - 0.9).abs() < 1e-6);
         assert!((m.values[0] - 0.1).abs() < 1e-6);
         // Selection reads the mean (0) and the minimax value half each.
@@ -1605,7 +1825,7 @@ mod tests {
             },
             &p,
         );
-        off.backpropagate(&[0, kid], Seat::One, 0.0, 0.9);
+        off.backpropagate(&[0, kid], Seat::One, (0.0, 0.0), 0.9);
         assert!(off.values.is_empty());
         let prior = off.stats[kid].prior;
         assert!((off.nodes[kid].base - w * prior / 2f32.sqrt()).abs() < 1e-5);
