@@ -399,6 +399,20 @@ pub struct SearchStats {
     pub setup: Duration,
 }
 
+/// The reward for `mover` of a result worth `x_points` to X: `draw` for a
+/// draw (exactly 0.5, a cut-off's evaluation of 0.5 included), else its
+/// points.
+#[inline]
+fn mover_reward(mover: Seat, x_points: f32, draw: f32) -> f32 {
+    if x_points == 0.5 {
+        draw
+    } else if mover == Seat::One {
+        x_points
+    } else {
+        1.0 - x_points
+    }
+}
+
 /// A Monte Carlo tree search over UTTT positions.
 pub struct Mcts {
     config: SearchConfig,
@@ -1019,13 +1033,7 @@ impl Mcts {
         // With contempt for our choices only, the other player's nodes
         // count the result without it: they play to win, not to draw.
         let theirs = if self.config.contempt_ours_only {
-            if x_neutral == 0.5 {
-                0.5
-            } else if root_mover == Seat::One {
-                x_neutral
-            } else {
-                1.0 - x_neutral
-            }
+            mover_reward(root_mover, x_neutral, 0.5)
         } else {
             win
         };
@@ -1130,18 +1138,12 @@ impl Mcts {
     /// (a playout cut-off's evaluation of exactly 0.5 counts as one; other
     /// evaluations are left as they are).
     fn root_reward(&self, root_mover: Seat, x_points: f32) -> f32 {
-        if x_points == 0.5 {
-            return if self.config.contempt_unproven_only {
-                0.5
-            } else {
-                self.draw_now
-            };
-        }
-        if root_mover == Seat::One {
-            x_points
+        let draw = if self.config.contempt_unproven_only {
+            0.5
         } else {
-            1.0 - x_points
-        }
+            self.draw_now
+        };
+        mover_reward(root_mover, x_points, draw)
     }
 
     /// A node's value from its children's proofs (children are moves by the
