@@ -31,6 +31,9 @@
 //! (contempt for the draw network's foreseen draws only, not for finished
 //! or proven ones), `PEERS_DRAW_OURS=1` (contempt in our own choices
 //! only, the opponent's replies searched without it) and
+//! `PEERS_PUCT=C` (PUCT selection with constant C instead of UCB1 and the
+//! progressive bias), `PEERS_FPU=R` (first-play urgency's reduction) and
+//! `PEERS_TEMP=T` (the temperature of PUCT's prior) and
 //! `PEERS_DRAW_NET=FILE` (a
 //! network trained with `NET_KIND=draw`: with `PEERS_DRAW`, contempt for
 //! the draws it foresees at the leaves) change our engine's settings, to
@@ -456,6 +459,15 @@ fn our_config() -> SearchConfig {
     if let Some(on) = env_switch("PEERS_DRAW_OURS") {
         cfg.contempt_ours_only = on;
     }
+    if let Some(c) = env_number("PEERS_PUCT", 0.0..=10.0) {
+        cfg.puct = c;
+    }
+    if let Some(r) = env_number("PEERS_FPU", -1.0..=1.0) {
+        cfg.puct_fpu = r;
+    }
+    if let Some(t) = env_number("PEERS_TEMP", 0.1..=10.0) {
+        cfg.puct_temperature = t;
+    }
     cfg
 }
 
@@ -518,8 +530,8 @@ fn main() {
     let log = games_log();
     if base != SearchConfig::optimal() {
         println!(
-            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C), contempt fading over {} plies (PEERS_DRAW_FADE, 0: never), for unproven draws only {} (PEERS_DRAW_UNPROVEN), for our choices only {} (PEERS_DRAW_OURS)",
-            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy, base.swindle, base.exploration, base.draw_fade_plies, base.contempt_unproven_only, base.contempt_ours_only
+            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C), contempt fading over {} plies (PEERS_DRAW_FADE, 0: never), for unproven draws only {} (PEERS_DRAW_UNPROVEN), for our choices only {} (PEERS_DRAW_OURS), PUCT {} (PEERS_PUCT, 0: off) with first-play reduction {} (PEERS_FPU) and prior temperature {} (PEERS_TEMP)",
+            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy, base.swindle, base.exploration, base.draw_fade_plies, base.contempt_unproven_only, base.contempt_ours_only, base.puct, base.puct_fpu, base.puct_temperature
         );
     }
     for var in [

@@ -1,8 +1,10 @@
 //! UTTT bots: `greedy` (one-ply rules), `optimal` (MCTS-Solver with a
-//! value network at the leaves and a policy network's fading prior;
-//! `value=0,prior=learned,bias=0.75` gives the engine of before, informed
-//! playouts and a linear prior) and `uct` (plain UCT with random rollouts,
-//! the baseline the engine is measured against).
+//! value network at the leaves and PUCT selection by a policy network's
+//! prior; `puct=0` gives the engine of before, UCB1 with the policy's
+//! fading progressive bias, and `value=0,prior=learned,bias=0.75,puct=0`
+//! the one of before the networks, informed playouts and a linear prior)
+//! and `uct` (plain UCT with random rollouts, the baseline the engine is
+//! measured against).
 //!
 //! The search is reproducible: with an iteration budget and a seed it makes
 //! the same moves on every run. A time budget (`time_ms`) is optional.
@@ -165,7 +167,8 @@ fn search_config(
 ) -> Result<SearchConfig, BotError> {
     let known: &[&str] = if with_prior {
         &[
-            "iters", "time_ms", "c", "draw", "prior", "fade", "minimax", "value", "bias", "swindle",
+            "iters", "time_ms", "c", "draw", "prior", "fade", "minimax", "value", "bias",
+            "swindle", "puct", "fpu", "temp",
         ]
     } else {
         &["iters", "time_ms", "c", "draw"]
@@ -213,6 +216,26 @@ fn search_config(
                 return Err(BotError("parameter 'swindle' must be 0 or 1".into()));
             }
         };
+        cfg.puct = params.get("puct", cfg.puct)?;
+        if !(cfg.puct.is_finite() && (0.0..=10.0).contains(&cfg.puct)) {
+            return Err(BotError(
+                "parameter 'puct' must be a number from 0 to 10".into(),
+            ));
+        }
+        if let Some(r) = params.opt::<f32>("fpu")? {
+            if !(r.is_finite() && (-1.0..=1.0).contains(&r)) {
+                return Err(BotError(
+                    "parameter 'fpu' must be a number from -1 to 1".into(),
+                ));
+            }
+            cfg.puct_fpu = r;
+        }
+        cfg.puct_temperature = params.get("temp", cfg.puct_temperature)?;
+        if !(cfg.puct_temperature.is_finite() && (0.1..=10.0).contains(&cfg.puct_temperature)) {
+            return Err(BotError(
+                "parameter 'temp' must be a number from 0.1 to 10".into(),
+            ));
+        }
         cfg.minimax_weight = params.get("minimax", cfg.minimax_weight)?;
         if !(0.0..=1.0).contains(&cfg.minimax_weight) {
             return Err(BotError(
@@ -474,7 +497,10 @@ mod tests {
         };
         let d = cfg("");
         assert!(d.net_eval && d.value_mix == 1.0 && d.net_policy);
-        let old = cfg("value=0,prior=learned,bias=0.75");
+        assert_eq!((d.puct, d.puct_fpu, d.puct_temperature), (1.0, 0.2, 1.0));
+        let ucb = cfg("puct=0");
+        assert_eq!(ucb, SearchConfig { puct: 0.0, ..d });
+        let old = cfg("value=0,prior=learned,bias=0.75,puct=0");
         assert!(!old.net_eval && old.value_mix == 0.0);
         assert!(!old.net_policy && old.learned_prior);
         assert_eq!(old.prior_weight, 0.75);
@@ -519,6 +545,12 @@ mod tests {
         assert!(e("minimax=0.3").is_empty());
         assert!(e("minimax=1.5").contains("'minimax' must be a number from 0 to 1"));
         assert!(e("minimax=nan").contains("'minimax'"));
+        assert!(e("puct=0").is_empty());
+        assert!(e("puct=1.5,fpu=0.1,temp=2").is_empty());
+        assert!(e("puct=11").contains("'puct' must be a number from 0 to 10"));
+        assert!(e("puct=x").contains("'puct'"));
+        assert!(e("fpu=2").contains("'fpu' must be a number from -1 to 1"));
+        assert!(e("temp=0").contains("'temp' must be a number from 0.1 to 10"));
         // uct has no prior to choose.
         let uct = crate::bot::BuiltinSpec::parse("uct:prior=hand")
             .prepare::<Uttt>()
@@ -629,11 +661,40 @@ mod tests {
         assert_fingerprint(got, &want);
     }
 
-    /// The same at today's defaults: the built-in networks (a new network
-    /// file changes these values; record them again with it).
+    /// The same at today's defaults, PUCT with the built-in networks (a new
+    /// network file changes these values; record them again with it).
     #[test]
     fn searches_at_the_defaults_are_unchanged() {
         let got = fingerprint_of(SearchConfig::optimal());
+        let want = [
+            ("4 6", 3000, 25925),
+            ("0 5", 3000, 26229),
+            ("0 8", 3000, 25535),
+            ("4 4", 3000, 24920),
+            ("0 0", 3000, 26524),
+            ("1 1", 3000, 24803),
+            ("3 2", 0, 0),
+            ("4 0", 3000, 22564),
+            ("0 6", 3000, 24658),
+            ("1 2", 3000, 37371),
+            ("3 6", 3000, 15204),
+            ("4 7", 333, 2066),
+            ("1 6", 0, 877),
+            ("6 2", 3000, 19306),
+            ("1 5", 3000, 20001),
+            ("0 2", 3000, 27030),
+        ];
+        assert_fingerprint(got, &want);
+    }
+
+    /// The same with UCB1 and the progressive bias (`optimal:puct=0`), the
+    /// defaults until the fifteenth round.
+    #[test]
+    fn searches_with_ucb_and_the_networks_are_unchanged() {
+        let got = fingerprint_of(SearchConfig {
+            puct: 0.0,
+            ..SearchConfig::optimal()
+        });
         let want = [
             ("4 6", 3000, 25921),
             ("0 5", 3000, 25687),

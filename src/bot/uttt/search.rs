@@ -277,6 +277,24 @@ pub struct SearchConfig {
     /// The prior is the policy network's logit (net.rs) instead of the
     /// learned linear policy's or the hand-set one's.
     pub net_policy: bool,
+    /// PUCT selection (AlphaZero's) instead of UCB1 with a progressive
+    /// bias, with this constant; 0: off, the default. A child scores
+    /// `Q + puct * P * sqrt(N) / (1 + n)`, where `P` is the softmax of the
+    /// prior's logits (at `puct_temperature`) over the node's moves, `N`
+    /// the parent's visits and `n` the child's; an unvisited child's `Q`
+    /// is its parent's mean for its mover minus `puct_fpu`.
+    /// `exploration`, `prior_weight`, `prior_fade` and `fpu_reduction`
+    /// are unused. 1 in `optimal` since the fifteenth round (+103 Elo over
+    /// UCB1 with the progressive bias at 100 ms, the same score against
+    /// MCTSBot at 1 s; docs/performance.md); 0, the engine of before
+    /// (`optimal:puct=0`).
+    pub puct: f32,
+    /// PUCT's first-play urgency: an unvisited child's value is its
+    /// parent's mean for its mover minus this.
+    pub puct_fpu: f32,
+    /// The softmax temperature of PUCT's prior (1: the logits as they
+    /// are; above 1 flatter).
+    pub puct_temperature: f32,
 }
 
 impl SearchConfig {
@@ -330,14 +348,19 @@ impl SearchConfig {
             minimax_weight: 0.0,
             net_eval: true,
             net_policy: true,
+            puct: 1.0,
+            puct_fpu: 0.2,
+            puct_temperature: 1.0,
         }
     }
 
     /// The `optimal` engine of before the networks (until 2026-11-26):
     /// informed playouts at the leaves and the learned linear prior at
-    /// weight 0.75, what `optimal:value=0,prior=learned,bias=0.75` gives.
+    /// weight 0.75, selection by UCB1 and the progressive bias, what
+    /// `optimal:value=0,prior=learned,bias=0.75,puct=0` gives.
     pub fn playout_engine() -> Self {
         SearchConfig {
+            puct: 0.0,
             value_mix: 0.0,
             net_eval: false,
             net_policy: false,
@@ -379,6 +402,9 @@ impl SearchConfig {
             minimax_weight: 0.0,
             net_eval: false,
             net_policy: false,
+            puct: 0.0,
+            puct_fpu: 0.2,
+            puct_temperature: 1.0,
         }
     }
 }
@@ -560,7 +586,10 @@ impl Mcts {
         let first = self.nodes.len();
         let moves = pos.legal_moves();
         let mut values = [0f32; 81];
-        if self.config.prior_weight != 0.0 || self.config.fpu_reduction.is_none() {
+        if self.config.prior_weight != 0.0
+            || self.config.puct > 0.0
+            || self.config.fpu_reduction.is_none()
+        {
             if self.config.net_policy {
                 self.policy_net.logits(pos, &moves, &mut values);
             } else if self.config.learned_prior {
@@ -570,11 +599,35 @@ impl Mcts {
             }
         }
         let w = self.config.prior_weight;
-        for (&mv, &h) in moves.iter().zip(values.iter()) {
-            // The random part only breaks ties between equal moves.
-            let prior = h + self.rng.random::<f32>() * 1e-3;
-            self.nodes.push(Node::leaf(mv, w * prior));
-            self.stats.push(Stats::leaf(prior));
+        if self.config.puct > 0.0 {
+            // PUCT: the softmax of the logits, its probability as
+            // `explore` (`P / (1 + n)` at n = 0) and NaN as `base` until
+            // the first visit.
+            let t = self.config.puct_temperature.max(1e-3);
+            let logits = &mut values[..moves.len()];
+            for h in logits.iter_mut() {
+                *h = (*h + self.rng.random::<f32>() * 1e-3) / t;
+            }
+            let top = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let mut sum = 0.0;
+            for h in logits.iter_mut() {
+                *h = (*h - top).exp();
+                sum += *h;
+            }
+            for (&mv, &e) in moves.iter().zip(logits.iter()) {
+                let p = e / sum;
+                let mut node = Node::leaf(mv, f32::NAN);
+                node.explore = p;
+                self.nodes.push(node);
+                self.stats.push(Stats::leaf(p));
+            }
+        } else {
+            for (&mv, &h) in moves.iter().zip(values.iter()) {
+                // The random part only breaks ties between equal moves.
+                let prior = h + self.rng.random::<f32>() * 1e-3;
+                self.nodes.push(Node::leaf(mv, w * prior));
+                self.stats.push(Stats::leaf(prior));
+            }
         }
         if self.config.minimax_weight != 0.0 {
             self.values.resize(self.nodes.len(), f32::NAN);
@@ -695,6 +748,20 @@ impl Mcts {
         s.reward += reward;
         let v = s.visits as f32;
         let inv = 1.0 / v;
+        let (prior, mut mean) = (s.prior, s.reward * inv);
+        let a = self.config.minimax_weight;
+        if a != 0.0 {
+            let m = self.values[idx];
+            if !m.is_nan() {
+                mean = (1.0 - a) * mean + a * m;
+            }
+        }
+        let node = &mut self.nodes[idx];
+        if self.config.puct > 0.0 {
+            node.base = mean;
+            node.explore = prior / (v + 1.0);
+            return;
+        }
         let fade = self.config.prior_fade;
         let fade = if fade == 1.0 {
             v + 1.0
@@ -703,16 +770,7 @@ impl Mcts {
         } else {
             (v + 1.0).powf(fade)
         };
-        let a = self.config.minimax_weight;
-        let mut mean = s.reward * inv;
-        if a != 0.0 {
-            let m = self.values[idx];
-            if !m.is_nan() {
-                mean = (1.0 - a) * mean + a * m;
-            }
-        }
-        let node = &mut self.nodes[idx];
-        node.base = mean + w * s.prior / fade;
+        node.base = mean + w * prior / fade;
         node.explore = inv.sqrt();
     }
 
@@ -735,49 +793,84 @@ impl Mcts {
         k.max(1).saturating_mul(2 << steps)
     }
 
-    /// Picks the child to descend into: a proven win at once; never a child
-    /// proven lost for the mover (unless all are); else the best score of
-    /// UCB1 plus the fading prior, unvisited children scored by the
-    /// first-play urgency.
+    /// Picks the child to descend into (see [`Mcts::best_child`]) by PUCT
+    /// with `puct`, else by UCB1 plus the fading prior, unvisited children
+    /// scored by the first-play urgency.
     fn select(&self, idx: usize) -> usize {
+        if self.config.puct > 0.0 {
+            return self.select_puct(idx);
+        }
         let parent = &self.stats[idx];
-        let range = self.children(idx);
         let c_log = self.config.exploration * (parent.visits.max(1) as f32).ln().sqrt();
-        // The parent's mean is for the player who moved into it; its
-        // children are the other player's moves.
-        let fpu = self.config.fpu_reduction.map(|r| {
-            if parent.visits > 0 {
-                1.0 - parent.reward / parent.visits as f32 - r
-            } else {
-                0.5 - r
-            }
-        });
-        let mut best = NONE;
-        let mut best_score = f32::NEG_INFINITY;
-        for i in range.clone() {
-            let n = &self.nodes[i];
-            let score = match n.proof {
-                Proof::Loss => continue,
-                Proof::Win => return i,
-                _ if n.explore == UNVISITED => match fpu {
+        let fpu = self.config.fpu_reduction.map(|r| self.first_play(idx, r));
+        self.best_child(idx, |i, n| {
+            if n.explore == UNVISITED {
+                match fpu {
                     None => 1e9 + self.stats[i].prior,
                     // Exploration as for one visit, so that an untried
                     // child's turn comes as the parent's visits grow
                     // (`base` is the bias `w h` until the first visit).
                     Some(f) => f + c_log + n.base,
-                },
-                _ => n.base + c_log * n.explore,
-            };
-            if score > best_score {
-                best_score = score;
+                }
+            } else {
+                n.base + c_log * n.explore
+            }
+        })
+    }
+
+    /// The child of `idx` that selection descends into, by `score` (of
+    /// the child's index and node): a proven win at once; never a child
+    /// proven lost for the mover, unless all are (then the node is proven
+    /// lost and any will do); else the best score, the first of equals.
+    #[inline]
+    fn best_child(&self, idx: usize, score: impl Fn(usize, &Node) -> f32) -> usize {
+        let range = self.children(idx);
+        let mut best = NONE;
+        let mut best_score = f32::NEG_INFINITY;
+        for i in range.clone() {
+            let n = &self.nodes[i];
+            match n.proof {
+                Proof::Loss => continue,
+                Proof::Win => return i,
+                _ => {}
+            }
+            let s = score(i, n);
+            if s > best_score {
+                best_score = s;
                 best = i;
             }
         }
         if best == NONE && !range.is_empty() {
-            // Every child is lost: any will do (the node is proven lost).
             return range.start;
         }
         best
+    }
+
+    /// First-play urgency: the value of an unvisited child of `idx`, its
+    /// parent's mean for the child's mover (the parent's mean is for the
+    /// player who moved into it, its children are the other player's
+    /// moves) minus `reduction`.
+    #[inline]
+    fn first_play(&self, idx: usize, reduction: f32) -> f32 {
+        let parent = &self.stats[idx];
+        if parent.visits > 0 {
+            1.0 - parent.reward / parent.visits as f32 - reduction
+        } else {
+            0.5 - reduction
+        }
+    }
+
+    /// [`Mcts::select`] by PUCT (see [`SearchConfig::puct`]): `base` is a
+    /// visited child's mean (NaN before its first visit) and `explore` its
+    /// `P / (1 + n)`.
+    fn select_puct(&self, idx: usize) -> usize {
+        let visits = self.stats[idx].visits.max(1) as f32;
+        let scale = self.config.puct * visits.sqrt();
+        let fpu = self.first_play(idx, self.config.puct_fpu);
+        self.best_child(idx, |_, n| {
+            let q = if n.base.is_nan() { fpu } else { n.base };
+            q + scale * n.explore
+        })
     }
 
     /// X's points from a playout from `pos`.
@@ -1803,9 +1896,11 @@ mod tests {
         let p = play(&[(4, 4), (4, 0)]);
         assert_eq!(p.to_move(), Seat::One);
         let w = 0.75;
+        // UCB1's progressive bias (PUCT keeps no bias in `base`).
         let cfg = SearchConfig {
             minimax_weight: 0.5,
             prior_weight: w,
+            puct: 0.0,
             ..SearchConfig::optimal()
         };
         let mut m = expanded_root(cfg, &p);
@@ -1823,6 +1918,7 @@ mod tests {
         let mut off = expanded_root(
             SearchConfig {
                 prior_weight: w,
+                puct: 0.0,
                 ..SearchConfig::optimal()
             },
             &p,
@@ -1869,6 +1965,7 @@ mod tests {
                 prior_weight: 1.0,
                 fpu_reduction: Some(0.1),
                 learned_prior: learned,
+                puct: 0.0,
                 ..SearchConfig::optimal()
             };
             let m = expanded_root(cfg, &p);
@@ -1891,6 +1988,7 @@ mod tests {
                 SearchConfig {
                     prior_weight: 0.6,
                     prior_fade: fade,
+                    puct: 0.0,
                     ..SearchConfig::optimal()
                 },
                 1,
@@ -1904,6 +2002,107 @@ mod tests {
             let bias = m.nodes[0].base - 0.5;
             assert!((bias - expected).abs() < 1e-6, "fade {fade}: {bias}");
         }
+    }
+
+    fn puct(c: f32, temperature: f32) -> SearchConfig {
+        SearchConfig {
+            puct: c,
+            puct_temperature: temperature,
+            ..SearchConfig::optimal()
+        }
+    }
+
+    #[test]
+    fn puct_priors_are_the_softmax_of_the_policy_logits() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let moves = p.legal_moves();
+        let m = expanded_root(puct(1.0, 1.0), &p);
+        let mut logits = [0f32; 81];
+        m.policy_net.logits(&p, &moves, &mut logits);
+        let kids: Vec<usize> = m.children(0).collect();
+        assert_eq!(kids.len(), moves.len());
+        let sum: f32 = kids.iter().map(|&i| m.stats[i].prior).sum();
+        assert!((sum - 1.0).abs() < 1e-4, "{sum}");
+        let z: f32 = logits[..moves.len()].iter().map(|l| l.exp()).sum();
+        for (k, &i) in kids.iter().enumerate() {
+            // Unvisited: no mean yet, the whole prior as the exploration
+            // share, and the softmax of the logit (the tie-breaking noise
+            // moves it by 0.1 % at most).
+            assert!(m.nodes[i].base.is_nan());
+            assert_eq!(m.nodes[i].explore, m.stats[i].prior);
+            let want = logits[k].exp() / z;
+            assert!((m.stats[i].prior - want).abs() <= 2e-3 * want, "move {k}");
+        }
+        // A higher temperature flattens the prior.
+        let flat = expanded_root(puct(1.0, 3.0), &p);
+        let top = |m: &Mcts| m.children(0).map(|i| m.stats[i].prior).fold(0.0, f32::max);
+        assert!(top(&flat) < top(&m));
+    }
+
+    #[test]
+    fn puct_backups_keep_the_mean_and_a_fading_prior_share() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let mut m = expanded_root(puct(1.0, 1.0), &p);
+        let kid = m.children(0).start;
+        let prior = m.stats[kid].prior;
+        // X to move at the root and X lost: the child X entered has 0.
+        m.backpropagate(&[0, kid], Seat::One, (0.0, 0.0), 0.0);
+        assert_eq!(m.nodes[kid].base, 0.0);
+        assert!((m.nodes[kid].explore - prior / 2.0).abs() < 1e-7);
+        m.backpropagate(&[0, kid], Seat::One, (1.0, 1.0), 1.0);
+        assert_eq!(m.nodes[kid].base, 0.5);
+        assert!((m.nodes[kid].explore - prior / 3.0).abs() < 1e-7);
+    }
+
+    #[test]
+    fn puct_selection_tries_the_likeliest_move_and_leaves_a_refuted_one() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let mut m = expanded_root(puct(1.0, 1.0), &p);
+        let mut by_prior: Vec<usize> = m.children(0).collect();
+        by_prior.sort_by(|&a, &b| m.stats[b].prior.total_cmp(&m.stats[a].prior));
+        let (first, second) = (by_prior[0], by_prior[1]);
+        assert_eq!(m.select(0), first);
+        // The likeliest move keeps losing for X: after a few visits the
+        // next likeliest, untried, goes first.
+        let mut losses = 0;
+        while m.select(0) == first {
+            m.backpropagate(&[0, first], Seat::One, (0.0, 0.0), 0.0);
+            losses += 1;
+            assert!(losses < 100, "a refuted move kept its visits");
+        }
+        assert_eq!(m.select(0), second);
+        // A child proven lost for its mover is never chosen, a proven win
+        // at once.
+        m.nodes[second].proof = Proof::Loss;
+        assert_ne!(m.select(0), second);
+        let last = by_prior[by_prior.len() - 1];
+        m.nodes[last].proof = Proof::Win;
+        assert_eq!(m.select(0), last);
+    }
+
+    #[test]
+    fn puct_searches_are_deterministic_legal_and_differ_from_ucb() {
+        let game = |cfg: SearchConfig| {
+            let mut m = Mcts::new(
+                SearchConfig {
+                    iterations: 2000,
+                    ..cfg
+                },
+                5,
+            );
+            let mut p = play(&[(4, 4), (4, 0)]);
+            let mut moves = Vec::new();
+            while p.outcome().is_none() {
+                let mv = m.search(&p).unwrap();
+                assert!(p.legal_moves().contains(&mv));
+                moves.push(mv);
+                p.play_unchecked(mv);
+            }
+            moves
+        };
+        let a = game(puct(1.0, 1.0));
+        assert_eq!(a, game(puct(1.0, 1.0)));
+        assert_ne!(a, game(puct(0.0, 1.0)));
     }
 }
 /// How often the tree holds one position at two nodes: the case for a
