@@ -222,13 +222,11 @@ fn search_config(
                 "parameter 'puct' must be a number from 0 to 10".into(),
             ));
         }
-        if let Some(r) = params.opt::<f32>("fpu")? {
-            if !(r.is_finite() && (-1.0..=1.0).contains(&r)) {
-                return Err(BotError(
-                    "parameter 'fpu' must be a number from -1 to 1".into(),
-                ));
-            }
-            cfg.puct_fpu = r;
+        cfg.puct_fpu = params.get("fpu", cfg.puct_fpu)?;
+        if !(cfg.puct_fpu.is_finite() && (-1.0..=1.0).contains(&cfg.puct_fpu)) {
+            return Err(BotError(
+                "parameter 'fpu' must be a number from -1 to 1".into(),
+            ));
         }
         cfg.puct_temperature = params.get("temp", cfg.puct_temperature)?;
         if !(cfg.puct_temperature.is_finite() && (0.1..=10.0).contains(&cfg.puct_temperature)) {

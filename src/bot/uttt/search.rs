@@ -278,16 +278,16 @@ pub struct SearchConfig {
     /// learned linear policy's or the hand-set one's.
     pub net_policy: bool,
     /// PUCT selection (AlphaZero's) instead of UCB1 with a progressive
-    /// bias, with this constant; 0: off, the default. A child scores
+    /// bias, with this constant; 0: off. A child scores
     /// `Q + puct * P * sqrt(N) / (1 + n)`, where `P` is the softmax of the
     /// prior's logits (at `puct_temperature`) over the node's moves, `N`
     /// the parent's visits and `n` the child's; an unvisited child's `Q`
     /// is its parent's mean for its mover minus `puct_fpu`.
     /// `exploration`, `prior_weight`, `prior_fade` and `fpu_reduction`
-    /// are unused. 1 in `optimal` since the fifteenth round (+103 Elo over
-    /// UCB1 with the progressive bias at 100 ms, the same score against
-    /// MCTSBot at 1 s; docs/performance.md); 0, the engine of before
-    /// (`optimal:puct=0`).
+    /// are unused. 1 in `optimal` since the fifteenth round (+70 [+54, +86]
+    /// Elo over UCB1 with the progressive bias at 100 ms, 400 games; the
+    /// same score against MCTSBot at 1 s; docs/performance.md); 0 gives
+    /// the engine of before (`optimal:puct=0`).
     pub puct: f32,
     /// PUCT's first-play urgency: an unvisited child's value is its
     /// parent's mean for its mover minus this.
@@ -1929,6 +1929,19 @@ mod tests {
         assert!((off.nodes[kid].base - w * prior / 2f32.sqrt()).abs() < 1e-5);
     }
 
+    /// The moves `m` plays against itself from `p` to the game's end,
+    /// each checked legal.
+    fn play_out(m: &mut Mcts, mut p: Uttt) -> Vec<UtttMove> {
+        let mut moves = Vec::new();
+        while p.outcome().is_none() {
+            let mv = m.search(&p).unwrap();
+            assert!(p.legal_moves().contains(&mv));
+            moves.push(mv);
+            p.play_unchecked(mv);
+        }
+        moves
+    }
+
     #[test]
     fn searches_with_leaf_evaluations_are_deterministic_and_legal() {
         for (mix, minimax) in [(0.3, 0.0), (0.0, 0.3), (0.2, 0.2)] {
@@ -1942,14 +1955,7 @@ mod tests {
                     ..SearchConfig::optimal()
                 };
                 let mut m = Mcts::new(cfg, 9);
-                let mut p = play(&[(4, 4), (4, 0)]);
-                let mut moves = Vec::new();
-                while p.outcome().is_none() {
-                    let mv = m.search(&p).unwrap();
-                    assert!(p.legal_moves().contains(&mv));
-                    moves.push(mv);
-                    p.play_unchecked(mv);
-                }
+                let moves = play_out(&mut m, play(&[(4, 4), (4, 0)]));
                 (moves, m.stats().nodes)
             };
             assert_eq!(run(), run(), "mix {mix}, minimax {minimax}");
@@ -2083,22 +2089,11 @@ mod tests {
     #[test]
     fn puct_searches_are_deterministic_legal_and_differ_from_ucb() {
         let game = |cfg: SearchConfig| {
-            let mut m = Mcts::new(
-                SearchConfig {
-                    iterations: 2000,
-                    ..cfg
-                },
-                5,
-            );
-            let mut p = play(&[(4, 4), (4, 0)]);
-            let mut moves = Vec::new();
-            while p.outcome().is_none() {
-                let mv = m.search(&p).unwrap();
-                assert!(p.legal_moves().contains(&mv));
-                moves.push(mv);
-                p.play_unchecked(mv);
-            }
-            moves
+            let cfg = SearchConfig {
+                iterations: 2000,
+                ..cfg
+            };
+            play_out(&mut Mcts::new(cfg, 5), play(&[(4, 4), (4, 0)]))
         };
         let a = game(puct(1.0, 1.0));
         assert_eq!(a, game(puct(1.0, 1.0)));
