@@ -46,11 +46,18 @@
 //! move, openings' seed, pair, our seat, our points, plies, the moves
 //! with our root value after each of ours; tab separated),
 //! so that two runs on the same openings can be compared game by game.
+//! `PEERS_REPLAY=FILE` plays again, instead, the games of such a log that
+//! our engine did not win (same openings and seats), and `PEERS_OUR_MS=N`
+//! gives our engine N ms a move while MCTSBot keeps the run's time: with
+//! both, whether the games drawn or lost at equal time are won with more
+//! time, that is, whether they are lost to strength or locked by the
+//! opening.
 //!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
 //! (defaults: 200 games at 100 ms), games on `PEERS_THREADS` threads at
 //! once (default: the number of cores; the rates are measured first, alone).
 
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -237,10 +244,10 @@ fn play_game(
     opening: &[UtttMove],
     ours: Seat,
     clock: &PeerClock,
+    our_ms: u64,
     base: SearchConfig,
     seed: u64,
 ) -> (f64, usize, String) {
-    let ms = clock.ms;
     let mut pos = Uttt::new();
     let mut peer = STTTBoard::default();
     for &mv in opening {
@@ -250,7 +257,7 @@ fn play_game(
     }
     let cfg = SearchConfig {
         iterations: u32::MAX,
-        time: Some(Duration::from_millis(ms)),
+        time: Some(Duration::from_millis(our_ms)),
         ..base
     };
     let mut engine = Mcts::new(cfg, seed);
@@ -339,6 +346,55 @@ fn play_game(
 /// is board 4, cell 0).
 fn move_digits(mv: UtttMove) -> String {
     format!("{}{}", mv.board(), mv.cell())
+}
+
+/// The first `n` pairs' openings drawn from `seed`: two random plies each.
+fn openings(seed: u64, n: usize) -> Vec<Vec<UtttMove>> {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            let mut opening = Vec::new();
+            let mut p = Uttt::new();
+            for _ in 0..2 {
+                let mv = p.random_move(&mut rng).expect("the opening has moves");
+                opening.push(mv);
+                p.play_unchecked(mv);
+            }
+            opening
+        })
+        .collect()
+}
+
+/// The games of a `PEERS_GAMES` log that our engine did not win, as
+/// (openings' seed, pair, our seat), in the log's order; the error names
+/// the file and line.
+fn replay_games(path: &str) -> Result<Vec<(u64, usize, Seat)>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    parse_replay(&text).map_err(|e| format!("{path}:{e}"))
+}
+
+/// [`replay_games`] on the log's text; the error starts with the line.
+fn parse_replay(text: &str) -> Result<Vec<(u64, usize, Seat)>, String> {
+    let mut games = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let bad = |what: &str| format!("{}: {what}", i + 1);
+        if fields.len() < 6 {
+            return Err(bad("expected a PEERS_GAMES line (7 tab-separated fields)"));
+        }
+        let seed: u64 = fields[1].parse().map_err(|_| bad("bad openings' seed"))?;
+        let pair: usize = fields[2].parse().map_err(|_| bad("bad pair"))?;
+        let seat = match fields[3] {
+            "1" => Seat::One,
+            "2" => Seat::Two,
+            _ => return Err(bad("our seat is not 1 or 2")),
+        };
+        let points: f64 = fields[4].parse().map_err(|_| bad("bad points"))?;
+        if points < 1.0 {
+            games.push((seed, pair, seat));
+        }
+    }
+    Ok(games)
 }
 
 /// The per-game log of `PEERS_GAMES`: the file, opened for appending, or
@@ -526,6 +582,13 @@ fn main() {
     );
     let fixed = env_count("PEERS_ITERS");
     let opening_seed = env_count("PEERS_SEED");
+    let our_ms = env_count("PEERS_OUR_MS");
+    let replay = std::env::var("PEERS_REPLAY").ok().map(|path| {
+        replay_games(&path).unwrap_or_else(|e| {
+            eprintln!("PEERS_REPLAY={e}");
+            std::process::exit(2)
+        })
+    });
     let base = our_config();
     let log = games_log();
     if base != SearchConfig::optimal() {
@@ -554,68 +617,79 @@ fn main() {
     println!("|---|---|---|---|---|---|");
     for ms in times {
         let clock = PeerClock::new(ms, fixed, bg);
-        // Two random plies per pair, drawn up front so that the pairs are
-        // the same whatever the number of threads; each bot plays both
-        // seats from them. The openings' seed is the time per move unless
-        // `PEERS_SEED` gives another (to add games on new openings).
+        // The games: both seats of each pair's opening (two random plies,
+        // drawn up front so that the pairs are the same whatever the number
+        // of threads), or those of `PEERS_REPLAY`. The openings' seed is
+        // the time per move unless `PEERS_SEED` gives another (to add games
+        // on new openings).
         let seed = opening_seed.unwrap_or(ms);
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
-        let openings: Vec<Vec<UtttMove>> = (0..games / 2)
-            .map(|_| {
-                let mut opening = Vec::new();
-                let mut p = Uttt::new();
-                for _ in 0..2 {
-                    let mv = p.random_move(&mut rng).expect("the opening has moves");
-                    opening.push(mv);
-                    p.play_unchecked(mv);
-                }
-                opening
-            })
-            .collect();
+        let jobs = match &replay {
+            Some(games) => games.clone(),
+            None => {
+                let openings = openings(seed, (games / 2) as usize);
+                (0..openings.len())
+                    .flat_map(|pair| [(seed, pair, Seat::One), (seed, pair, Seat::Two)])
+                    .collect()
+            }
+        };
+        let mut by_seed: HashMap<u64, Vec<Vec<UtttMove>>> = HashMap::new();
+        for &(seed, pair, _) in &jobs {
+            let have = by_seed.get(&seed).map_or(0, Vec::len);
+            if pair >= have {
+                by_seed.insert(seed, openings(seed, pair + 1));
+            }
+        }
         let next = AtomicUsize::new(0);
-        let results = Mutex::new((Wdl::default(), Pentanomial::default()));
+        let results = Mutex::new((Wdl::default(), Pentanomial::default(), HashMap::new()));
         std::thread::scope(|s| {
             for _ in 0..threads {
                 s.spawn(|| loop {
-                    let pair = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(opening) = openings.get(pair) else {
+                    let job = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(seed, pair, seat)) = jobs.get(job) else {
                         break;
                     };
-                    let mut pair_points = [0.0; 2];
-                    for (k, seat) in [Seat::One, Seat::Two].into_iter().enumerate() {
-                        let (points, plies, moves) =
-                            play_game(opening, seat, &clock, base, (pair * 2 + k) as u64);
-                        pair_points[k] = points;
-                        let mut file = log.lock().expect("no thread panicked");
-                        if let Some(f) = file.as_mut() {
-                            let line = log_line(ms, seed, pair, seat, points, plies, &moves);
-                            // A failed write stops the log, not the run:
-                            // the games and the table still count.
-                            if let Err(e) = f.write_all(line.as_bytes()) {
-                                *file = None;
-                                eprintln!("\nPEERS_GAMES: {e}; no more games logged");
-                            }
+                    let opening = &by_seed[&seed][pair];
+                    let k = usize::from(seat == Seat::Two);
+                    let (points, plies, moves) = play_game(
+                        opening,
+                        seat,
+                        &clock,
+                        our_ms.unwrap_or(ms),
+                        base,
+                        (pair * 2 + k) as u64,
+                    );
+                    let mut file = log.lock().expect("no thread panicked");
+                    if let Some(f) = file.as_mut() {
+                        let line = log_line(ms, seed, pair, seat, points, plies, &moves);
+                        // A failed write stops the log, not the run: the
+                        // games and the table still count.
+                        if let Err(e) = f.write_all(line.as_bytes()) {
+                            *file = None;
+                            eprintln!("\nPEERS_GAMES: {e}; no more games logged");
                         }
-                        drop(file);
-                        let mut guard = results.lock().expect("no thread panicked");
-                        let (wdl, penta) = &mut *guard;
-                        wdl.add(points);
-                        if k == 1 {
-                            penta.add_pair(pair_points[0], pair_points[1]);
-                        }
-                        eprint!(
-                            "\r{ms} ms: {} games, +{} ={} -{}, score {:.3}",
-                            wdl.games(),
-                            wdl.wins,
-                            wdl.draws,
-                            wdl.losses,
-                            wdl.score()
-                        );
                     }
+                    drop(file);
+                    let mut guard = results.lock().expect("no thread panicked");
+                    let (wdl, penta, halves) = &mut *guard;
+                    wdl.add(points);
+                    // A pair counts once both its games are over.
+                    let half: &mut [Option<f64>; 2] = halves.entry((seed, pair)).or_default();
+                    half[k] = Some(points);
+                    if let [Some(a), Some(b)] = *half {
+                        penta.add_pair(a, b);
+                    }
+                    eprint!(
+                        "\r{ms} ms: {} games, +{} ={} -{}, score {:.3}",
+                        wdl.games(),
+                        wdl.wins,
+                        wdl.draws,
+                        wdl.losses,
+                        wdl.score()
+                    );
                 });
             }
         });
-        let (wdl, penta) = results.into_inner().expect("no thread panicked");
+        let (wdl, penta, _) = results.into_inner().expect("no thread panicked");
         eprintln!();
         let elo = elo_trinomial(&wdl);
         let (ours_ms, theirs_ms, iters) = clock.averages();
@@ -663,6 +737,23 @@ mod tests {
     }
 
     #[test]
+    fn a_replay_takes_the_games_not_won_and_names_a_bad_line() {
+        let log =
+            "1000\t1000\t0\t1\t1\t47\t77 74\n1000\t3\t5\t2\t0.5\t51\t88\n100\t2\t9\t1\t0\t40\t11\n";
+        assert_eq!(
+            parse_replay(log),
+            Ok(vec![(3, 5, Seat::Two), (2, 9, Seat::One)])
+        );
+        assert_eq!(
+            parse_replay("1000\t1000\t0\t1\t1\t47\t77\n1000\t1\t0\t3\t1\t47\t77\n"),
+            Err("2: our seat is not 1 or 2".into())
+        );
+        assert!(parse_replay("garbage").is_err_and(|e| e.starts_with("1: ")));
+        // The openings are those of the run that logged the games.
+        assert_eq!(openings(7, 3)[..2], openings(7, 2)[..]);
+    }
+
+    #[test]
     fn a_game_ends_with_a_result_on_both_boards() {
         let clock = PeerClock::new(5, Some(200), 200_000.0);
         let opening = [
@@ -670,7 +761,7 @@ mod tests {
             UtttMove::new(4, 0).expect("a move"),
         ];
         let (points, plies, moves) =
-            play_game(&opening, Seat::One, &clock, SearchConfig::optimal(), 1);
+            play_game(&opening, Seat::One, &clock, 5, SearchConfig::optimal(), 1);
         assert!([0.0, 0.5, 1.0].contains(&points));
         assert!((17..=81).contains(&plies), "{plies} plies");
         // The record replays to the end: every move, ours with a value.
