@@ -560,6 +560,8 @@ mod tests {
 
     /// The move, the iterations and the tree's size after each search of a
     /// few positions at 3000 iterations, with tree reuse across moves.
+    /// Recorded again when the reward sums became `f64` (the sixteenth
+    /// round): the exact sums flipped a few near-ties.
     fn fingerprint(learned_prior: bool) -> Vec<(String, u32, usize)> {
         fingerprint_of(SearchConfig {
             learned_prior,
@@ -616,7 +618,7 @@ mod tests {
         let want = [
             ("6 2", 3000, 26087),
             ("0 8", 3000, 25102),
-            ("0 7", 3000, 25184),
+            ("0 5", 3000, 25048),
             ("4 2", 3000, 23957),
             ("0 1", 3000, 25269),
             ("0 2", 3000, 23861),
@@ -678,9 +680,9 @@ mod tests {
             ("3 6", 3000, 15204),
             ("4 7", 333, 2066),
             ("1 6", 0, 877),
-            ("6 2", 3000, 19306),
-            ("1 5", 3000, 20001),
-            ("0 2", 3000, 27030),
+            ("6 2", 3000, 19308),
+            ("1 5", 3000, 20000),
+            ("0 2", 3000, 27048),
         ];
         assert_fingerprint(got, &want);
     }
@@ -701,9 +703,9 @@ mod tests {
             ("0 0", 3000, 25048),
             ("1 1", 3000, 24164),
             ("3 2", 0, 0),
-            ("4 0", 3000, 22601),
-            ("0 6", 3000, 24448),
-            ("1 1", 3000, 31723),
+            ("4 0", 3000, 22604),
+            ("0 6", 3000, 24393),
+            ("1 1", 3000, 31733),
             ("3 1", 3000, 14673),
             ("4 7", 518, 2599),
             ("1 6", 0, 420),
@@ -732,7 +734,7 @@ mod tests {
             ("0 6", 3000, 26056),
             ("1 3", 3000, 32975),
             ("3 2", 3000, 17079),
-            ("4 7", 395, 3565),
+            ("4 7", 394, 3568),
             ("1 6", 0, 1097),
             ("6 2", 3000, 19258),
             ("1 5", 3000, 19559),

@@ -76,8 +76,13 @@ const UNVISITED: f32 = 2.0;
 #[derive(Clone, Copy, Debug)]
 struct Stats {
     visits: u32,
-    /// Sum of rewards for the player who moved into this node.
-    reward: f32,
+    /// Sum of rewards for the player who moved into this node, in `f64`:
+    /// an `f32` sum loses the values it adds once it is large (at 2^19,
+    /// half a million, its step is 1/16, and a 1 s search's root children
+    /// get there; at 2^22 every value added rounds to 0, 0.5 or 1), which
+    /// flattened the means the search's choices compare exactly where the
+    /// values crowd around 0.5.
+    reward: f64,
     /// The heuristic value of the move into this node (see `prior`), with a
     /// tiny random part that orders equal moves at random.
     prior: f32,
@@ -134,6 +139,7 @@ pub const MAX_NODES: usize = 8 << 20;
 
 const _: () = assert!(MAX_NODES <= LINK_INDEX as usize + 1);
 const _: () = assert!(std::mem::size_of::<Node>() == 16);
+const _: () = assert!(std::mem::size_of::<Stats>() == 16);
 
 /// How many iterations run between two looks at the clock.
 const CLOCK_EVERY: u32 = 32;
@@ -554,7 +560,7 @@ impl Mcts {
             Proof::Draw => 0.5,
             Proof::Unknown => {
                 let s = &self.stats[0];
-                1.0 - s.reward / s.visits.max(1) as f32
+                (1.0 - s.reward / f64::from(s.visits.max(1))) as f32
             }
         })
     }
@@ -745,10 +751,10 @@ impl Mcts {
     fn add(&mut self, idx: usize, reward: f32, w: f32) {
         let s = &mut self.stats[idx];
         s.visits += 1;
-        s.reward += reward;
+        s.reward += f64::from(reward);
         let v = s.visits as f32;
         let inv = 1.0 / v;
-        let (prior, mut mean) = (s.prior, s.reward * inv);
+        let (prior, mut mean) = (s.prior, (s.reward / f64::from(s.visits)) as f32);
         let a = self.config.minimax_weight;
         if a != 0.0 {
             let m = self.values[idx];
@@ -854,7 +860,7 @@ impl Mcts {
     fn first_play(&self, idx: usize, reduction: f32) -> f32 {
         let parent = &self.stats[idx];
         if parent.visits > 0 {
-            1.0 - parent.reward / parent.visits as f32 - reduction
+            (1.0 - parent.reward / f64::from(parent.visits)) as f32 - reduction
         } else {
             0.5 - reduction
         }
@@ -1596,6 +1602,40 @@ mod tests {
         m.backpropagate(&[0, child, grandchild], p.to_move(), (0.52, 0.6), 0.52);
         assert!((m.stats[child].reward - 0.92).abs() < 1e-6);
         assert!((m.stats[grandchild].reward - 0.9).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_node_with_millions_of_visits_keeps_its_mean() {
+        // A 4 s search's root children pass 2^22 in their reward sums,
+        // where an f32 sum rounds every value added to 0, 0.5 or 1: values
+        // of 0.47 and 0.53 then averaged 0.5, values of 0.2 averaged 0.
+        let p = play(&[(4, 4), (4, 0)]);
+        for config in [
+            SearchConfig::optimal(),
+            SearchConfig {
+                puct: 0.0,
+                ..SearchConfig::optimal()
+            },
+        ] {
+            let mut m = expanded_root(config, &p);
+            let child = m.children(0).next().unwrap();
+            let n = 10_000_000u32;
+            for i in 0..n {
+                m.add(child, if i % 2 == 0 { 0.44 } else { 0.5 }, 0.0);
+                m.add(0, 0.2, 0.0);
+            }
+            assert_eq!(m.stats[child].visits, n);
+            let mean = m.stats[child].reward / f64::from(n);
+            assert!((mean - 0.47).abs() < 1e-6, "{mean}");
+            if config.puct > 0.0 {
+                assert!((m.nodes[child].base - 0.47).abs() < 1e-5);
+            }
+            // The root's children see their parent's mean, 0.2 for the
+            // root's mover's opponent, as 0.8 before the reduction.
+            assert!((m.first_play(0, 0.0) - 0.8).abs() < 1e-5);
+            m.tree_root = Some(p);
+            assert!((m.root_value(&p).unwrap() - 0.8).abs() < 1e-5);
+        }
     }
 
     /// A network that gives every position the chance `p`: all weights
