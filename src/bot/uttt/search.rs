@@ -130,8 +130,8 @@ const LINK_INDEX: u32 = (1 << 24) - 1;
 /// No child (a node whose children are all proven lost, or none).
 const NONE: usize = usize::MAX;
 
-/// The default cap on the tree's nodes (28 bytes each with their
-/// statistics, so about 235 MB, and as much again in the buffer kept for
+/// The default cap on the tree's nodes (32 bytes each with their
+/// statistics, so about 268 MB, and as much again in the buffer kept for
 /// the next tree reuse). A fresh 1 s search makes about 4 million; with the
 /// subtree that tree reuse keeps, 1 s searches in the middle game reach
 /// the cap.
