@@ -379,7 +379,7 @@ fn parse_replay(text: &str) -> Result<Vec<(u64, usize, Seat)>, String> {
     for (i, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split('\t').collect();
         let bad = |what: &str| format!("{}: {what}", i + 1);
-        if fields.len() < 6 {
+        if fields.len() != 7 {
             return Err(bad("expected a PEERS_GAMES line (7 tab-separated fields)"));
         }
         let seed: u64 = fields[1].parse().map_err(|_| bad("bad openings' seed"))?;
@@ -632,13 +632,16 @@ fn main() {
                     .collect()
             }
         };
-        let mut by_seed: HashMap<u64, Vec<Vec<UtttMove>>> = HashMap::new();
+        // Each seed's openings, drawn once, up to its last pair played.
+        let mut pairs: HashMap<u64, usize> = HashMap::new();
         for &(seed, pair, _) in &jobs {
-            let have = by_seed.get(&seed).map_or(0, Vec::len);
-            if pair >= have {
-                by_seed.insert(seed, openings(seed, pair + 1));
-            }
+            let n = pairs.entry(seed).or_default();
+            *n = (*n).max(pair + 1);
         }
+        let by_seed: HashMap<u64, Vec<Vec<UtttMove>>> = pairs
+            .into_iter()
+            .map(|(seed, n)| (seed, openings(seed, n)))
+            .collect();
         let next = AtomicUsize::new(0);
         let results = Mutex::new((Wdl::default(), Pentanomial::default(), HashMap::new()));
         std::thread::scope(|s| {

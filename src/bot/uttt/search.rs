@@ -122,6 +122,12 @@ impl Stats {
             prior,
         }
     }
+
+    /// The mean reward for the player who moved into the node (0 before
+    /// the first visit), in `f64`: callers narrow their result.
+    fn mean(&self) -> f64 {
+        self.reward / f64::from(self.visits.max(1))
+    }
 }
 
 /// The mask of a child index in [`Node::link`].
@@ -558,10 +564,7 @@ impl Mcts {
             Proof::Win => 0.0,
             Proof::Loss => 1.0,
             Proof::Draw => 0.5,
-            Proof::Unknown => {
-                let s = &self.stats[0];
-                (1.0 - s.reward / f64::from(s.visits.max(1))) as f32
-            }
+            Proof::Unknown => (1.0 - self.stats[0].mean()) as f32,
         })
     }
 
@@ -754,7 +757,7 @@ impl Mcts {
         s.reward += f64::from(reward);
         let v = s.visits as f32;
         let inv = 1.0 / v;
-        let (prior, mut mean) = (s.prior, (s.reward / f64::from(s.visits)) as f32);
+        let (prior, mut mean) = (s.prior, s.mean() as f32);
         let a = self.config.minimax_weight;
         if a != 0.0 {
             let m = self.values[idx];
@@ -860,7 +863,7 @@ impl Mcts {
     fn first_play(&self, idx: usize, reduction: f32) -> f32 {
         let parent = &self.stats[idx];
         if parent.visits > 0 {
-            (1.0 - parent.reward / f64::from(parent.visits)) as f32 - reduction
+            (1.0 - parent.mean()) as f32 - reduction
         } else {
             0.5 - reduction
         }
