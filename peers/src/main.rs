@@ -33,7 +33,8 @@
 //! only, the opponent's replies searched without it) and
 //! `PEERS_PUCT=C` (PUCT selection with constant C instead of UCB1 and the
 //! progressive bias), `PEERS_FPU=R` (first-play urgency's reduction) and
-//! `PEERS_TEMP=T` (the temperature of PUCT's prior) and
+//! `PEERS_TEMP=T` (the temperature of PUCT's prior), `PEERS_OPP=M`
+//! (PUCT's constant at the opponent's nodes, times M) and
 //! `PEERS_DRAW_NET=FILE` (a
 //! network trained with `NET_KIND=draw`: with `PEERS_DRAW`, contempt for
 //! the draws it foresees at the leaves) change our engine's settings, to
@@ -523,6 +524,9 @@ fn our_config() -> SearchConfig {
     }
     if let Some(t) = env_number("PEERS_TEMP", 0.1..=10.0) {
         cfg.puct_temperature = t;
+    }
+    if let Some(m) = env_number("PEERS_OPP", 0.1..=10.0) {
+        cfg.puct_opponent = m;
     }
     cfg
 }

@@ -168,7 +168,7 @@ fn search_config(
     let known: &[&str] = if with_prior {
         &[
             "iters", "time_ms", "c", "draw", "prior", "fade", "minimax", "value", "bias",
-            "swindle", "puct", "fpu", "temp",
+            "swindle", "puct", "fpu", "temp", "opp",
         ]
     } else {
         &["iters", "time_ms", "c", "draw"]
@@ -232,6 +232,12 @@ fn search_config(
         if !(cfg.puct_temperature.is_finite() && (0.1..=10.0).contains(&cfg.puct_temperature)) {
             return Err(BotError(
                 "parameter 'temp' must be a number from 0.1 to 10".into(),
+            ));
+        }
+        cfg.puct_opponent = params.get("opp", cfg.puct_opponent)?;
+        if !(cfg.puct_opponent.is_finite() && (0.1..=10.0).contains(&cfg.puct_opponent)) {
+            return Err(BotError(
+                "parameter 'opp' must be a number from 0.1 to 10".into(),
             ));
         }
         cfg.minimax_weight = params.get("minimax", cfg.minimax_weight)?;
@@ -549,6 +555,9 @@ mod tests {
         assert!(e("puct=x").contains("'puct'"));
         assert!(e("fpu=2").contains("'fpu' must be a number from -1 to 1"));
         assert!(e("temp=0").contains("'temp' must be a number from 0.1 to 10"));
+        assert!(e("opp=4").is_empty());
+        assert!(e("opp=0").contains("'opp' must be a number from 0.1 to 10"));
+        assert!(e("opp=inf").contains("'opp'"));
         // uct has no prior to choose.
         let uct = crate::bot::BuiltinSpec::parse("uct:prior=hand")
             .prepare::<Uttt>()

@@ -307,6 +307,13 @@ pub struct SearchConfig {
     /// The softmax temperature of PUCT's prior (1: the logits as they
     /// are; above 1 flatter).
     pub puct_temperature: f32,
+    /// PUCT's constant at the nodes where the root's opponent moves is
+    /// `puct` times this (1: the same as ours). Above 1 the search
+    /// spreads the opponent's visits over more replies, so that a move
+    /// of ours is valued by what a fallible opponent is likely to answer
+    /// rather than by its best answer alone: it favours positions where
+    /// the opponent has many ways to go wrong.
+    pub puct_opponent: f32,
 }
 
 impl SearchConfig {
@@ -363,6 +370,7 @@ impl SearchConfig {
             puct: 1.0,
             puct_fpu: 0.2,
             puct_temperature: 1.0,
+            puct_opponent: 1.0,
         }
     }
 
@@ -417,6 +425,7 @@ impl SearchConfig {
             puct: 0.0,
             puct_fpu: 0.2,
             puct_temperature: 1.0,
+            puct_opponent: 1.0,
         }
     }
 }
@@ -805,9 +814,14 @@ impl Mcts {
     /// Picks the child to descend into (see [`Mcts::best_child`]) by PUCT
     /// with `puct`, else by UCB1 plus the fading prior, unvisited children
     /// scored by the first-play urgency.
-    fn select(&self, idx: usize) -> usize {
+    fn select(&self, idx: usize, ours: bool) -> usize {
         if self.config.puct > 0.0 {
-            return self.select_puct(idx);
+            let c = if ours {
+                self.config.puct
+            } else {
+                self.config.puct * self.config.puct_opponent
+            };
+            return self.select_puct(idx, c);
         }
         let parent = &self.stats[idx];
         let c_log = self.config.exploration * (parent.visits.max(1) as f32).ln().sqrt();
@@ -871,10 +885,10 @@ impl Mcts {
 
     /// [`Mcts::select`] by PUCT (see [`SearchConfig::puct`]): `base` is a
     /// visited child's mean (NaN before its first visit) and `explore` its
-    /// `P / (1 + n)`.
-    fn select_puct(&self, idx: usize) -> usize {
+    /// `P / (1 + n)`; `c` is the constant for this node's mover.
+    fn select_puct(&self, idx: usize, c: f32) -> usize {
         let visits = self.stats[idx].visits.max(1) as f32;
-        let scale = self.config.puct * visits.sqrt();
+        let scale = c * visits.sqrt();
         let fpu = self.first_play(idx, self.config.puct_fpu);
         self.best_child(idx, |_, n| {
             let q = if n.base.is_nan() { fpu } else { n.base };
@@ -937,11 +951,14 @@ impl Mcts {
         path.push(0);
         let mut pos = *root;
         let mut idx = 0;
+        // Whether the children of `idx` are the root mover's moves.
+        let mut ours = true;
         while self.nodes[idx].expanded && self.nodes[idx].proof == Proof::Unknown {
-            let child = self.select(idx);
+            let child = self.select(idx, ours);
             if child == NONE {
                 break;
             }
+            ours = !ours;
             pos.play_unchecked(self.nodes[child].mv);
             idx = child;
             path.push(idx);
@@ -972,7 +989,7 @@ impl Mcts {
                         // is played (and so proven) straight away.
                         let child = match self.decisive_child(idx, &pos) {
                             Some(c) => c,
-                            None => self.select(idx),
+                            None => self.select(idx, ours),
                         };
                         if child != NONE {
                             pos.play_unchecked(self.nodes[child].mv);
@@ -2018,7 +2035,7 @@ mod tests {
                 ..SearchConfig::optimal()
             };
             let m = expanded_root(cfg, &p);
-            let c = m.select(0);
+            let c = m.select(0, true);
             let best = m
                 .children(0)
                 .max_by(|&a, &b| m.stats[a].prior.total_cmp(&m.stats[b].prior))
@@ -2110,23 +2127,71 @@ mod tests {
         let mut by_prior: Vec<usize> = m.children(0).collect();
         by_prior.sort_by(|&a, &b| m.stats[b].prior.total_cmp(&m.stats[a].prior));
         let (first, second) = (by_prior[0], by_prior[1]);
-        assert_eq!(m.select(0), first);
+        assert_eq!(m.select(0, true), first);
         // The likeliest move keeps losing for X: after a few visits the
         // next likeliest, untried, goes first.
         let mut losses = 0;
-        while m.select(0) == first {
+        while m.select(0, true) == first {
             m.backpropagate(&[0, first], Seat::One, (0.0, 0.0), 0.0);
             losses += 1;
             assert!(losses < 100, "a refuted move kept its visits");
         }
-        assert_eq!(m.select(0), second);
+        assert_eq!(m.select(0, true), second);
         // A child proven lost for its mover is never chosen, a proven win
         // at once.
         m.nodes[second].proof = Proof::Loss;
-        assert_ne!(m.select(0), second);
+        assert_ne!(m.select(0, true), second);
         let last = by_prior[by_prior.len() - 1];
         m.nodes[last].proof = Proof::Win;
-        assert_eq!(m.select(0), last);
+        assert_eq!(m.select(0, true), last);
+    }
+
+    #[test]
+    fn puct_opponent_constant_widens_only_the_opponents_replies() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let mut m = expanded_root(puct(1.0, 1.0), &p);
+        m.config.puct_opponent = 8.0;
+        // The likeliest move keeps winning for its mover: at the root
+        // mover's nodes (`ours`) PUCT keeps choosing it for longer than at
+        // the opponent's, whose constant is eight times larger.
+        let mut by_prior: Vec<usize> = m.children(0).collect();
+        by_prior.sort_by(|&a, &b| m.stats[b].prior.total_cmp(&m.stats[a].prior));
+        let first = by_prior[0];
+        let streak = |m: &mut Mcts, ours: bool| {
+            let mut n = 0;
+            while m.select(0, ours) == first && n < 10_000 {
+                m.backpropagate(&[0, first], Seat::One, (1.0, 1.0), 1.0);
+                n += 1;
+            }
+            n
+        };
+        let mut theirs = expanded_root(m.config, &p);
+        let (ours_n, theirs_n) = (streak(&mut m, true), streak(&mut theirs, false));
+        assert!(ours_n > theirs_n, "{ours_n} against {theirs_n}");
+        assert!(theirs_n >= 1);
+        // In a search the opponent's replies to the root's most visited
+        // move get more even visits.
+        let spread = |opp: f32| {
+            let mut m = Mcts::new(
+                SearchConfig {
+                    iterations: 4000,
+                    puct_opponent: opp,
+                    ..puct(1.0, 1.0)
+                },
+                9,
+            );
+            m.search(&p).expect("a move");
+            let best = m
+                .children(0)
+                .max_by_key(|&i| m.stats[i].visits)
+                .expect("children");
+            let replies: Vec<u32> = m.children(best).map(|i| m.stats[i].visits).collect();
+            let total: u32 = replies.iter().sum();
+            let top = replies.iter().copied().max().unwrap_or(0);
+            top as f64 / total.max(1) as f64
+        };
+        let (narrow, wide) = (spread(1.0), spread(4.0));
+        assert!(wide < narrow, "top reply's share {wide} against {narrow}");
     }
 
     #[test]
