@@ -813,7 +813,8 @@ impl Mcts {
 
     /// Picks the child to descend into (see [`Mcts::best_child`]) by PUCT
     /// with `puct`, else by UCB1 plus the fading prior, unvisited children
-    /// scored by the first-play urgency.
+    /// scored by the first-play urgency. `ours`: the children are the root
+    /// mover's moves (else PUCT's constant is `puct * puct_opponent`).
     fn select(&self, idx: usize, ours: bool) -> usize {
         if self.config.puct > 0.0 {
             let c = if ours {
@@ -1645,7 +1646,7 @@ mod tests {
                 m.add(0, 0.2, 0.0);
             }
             assert_eq!(m.stats[child].visits, n);
-            let mean = m.stats[child].reward / f64::from(n);
+            let mean = m.stats[child].mean();
             assert!((mean - 0.47).abs() < 1e-6, "{mean}");
             if config.puct > 0.0 {
                 assert!((m.nodes[child].base - 0.47).abs() < 1e-5);
