@@ -34,8 +34,9 @@
 //! `PEERS_PUCT=C` (PUCT selection with constant C instead of UCB1 and the
 //! progressive bias), `PEERS_FPU=R` (first-play urgency's reduction) and
 //! `PEERS_TEMP=T` (the temperature of PUCT's prior), `PEERS_OPP=M`
-//! (PUCT's constant at the opponent's nodes, times M) and
-//! `PEERS_DRAW_NET=FILE` (a
+//! (PUCT's constant at the opponent's nodes, times M), `PEERS_MODEL=B`
+//! (the opponent model: the opponent's replies chosen by random playouts'
+//! means at weight B) and `PEERS_DRAW_NET=FILE` (a
 //! network trained with `NET_KIND=draw`: with `PEERS_DRAW`, contempt for
 //! the draws it foresees at the leaves) change our engine's settings, to
 //! try a lever against MCTSBot. The settings that differ from the defaults
@@ -524,6 +525,9 @@ fn our_config() -> SearchConfig {
     }
     if let Some(t) = env_number("PEERS_TEMP", 0.1..=10.0) {
         cfg.puct_temperature = t;
+    }
+    if let Some(m) = env_number("PEERS_MODEL", 0.0..=1.0) {
+        cfg.opponent_model = m;
     }
     if let Some(m) = env_number("PEERS_OPP", 0.1..=10.0) {
         cfg.puct_opponent = m;

@@ -168,7 +168,7 @@ fn search_config(
     let known: &[&str] = if with_prior {
         &[
             "iters", "time_ms", "c", "draw", "prior", "fade", "minimax", "value", "bias",
-            "swindle", "puct", "fpu", "temp", "opp",
+            "swindle", "puct", "fpu", "temp", "opp", "model",
         ]
     } else {
         &["iters", "time_ms", "c", "draw"]
@@ -238,6 +238,12 @@ fn search_config(
         if !(cfg.puct_opponent.is_finite() && (0.1..=10.0).contains(&cfg.puct_opponent)) {
             return Err(BotError(
                 "parameter 'opp' must be a number from 0.1 to 10".into(),
+            ));
+        }
+        cfg.opponent_model = params.get("model", cfg.opponent_model)?;
+        if !(0.0..=1.0).contains(&cfg.opponent_model) {
+            return Err(BotError(
+                "parameter 'model' must be a number from 0 to 1".into(),
             ));
         }
         cfg.minimax_weight = params.get("minimax", cfg.minimax_weight)?;
@@ -558,6 +564,9 @@ mod tests {
         assert!(e("opp=4").is_empty());
         assert!(e("opp=0").contains("'opp' must be a number from 0.1 to 10"));
         assert!(e("opp=inf").contains("'opp'"));
+        assert!(e("model=0.5").is_empty());
+        assert!(e("model=2").contains("'model' must be a number from 0 to 1"));
+        assert!(e("model=NaN").contains("'model'"));
         // uct has no prior to choose.
         let uct = crate::bot::BuiltinSpec::parse("uct:prior=hand")
             .prepare::<Uttt>()

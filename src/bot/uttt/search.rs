@@ -314,6 +314,17 @@ pub struct SearchConfig {
     /// rather than by its best answer alone: it favours positions where
     /// the opponent has many ways to go wrong.
     pub puct_opponent: f32,
+    /// A model of a playout-driven opponent (plain UCT with uniformly
+    /// random playouts, as board-game's MCTSBot is), from 0 (off, the
+    /// default) to 1. Each iteration also plays a uniformly random
+    /// playout from its leaf, and each node sums those results apart
+    /// from its rewards; at the nodes the root's opponent's moves enter,
+    /// selection reads `(1 - m) * mean + m * playout_mean` instead of the
+    /// mean, so that the opponent's visits go where its random playouts
+    /// would send them. Our own moves are still chosen by the true means:
+    /// the search favours moves whose replies a playout-driven opponent
+    /// misjudges. Proofs stay exact for both sides.
+    pub opponent_model: f32,
 }
 
 impl SearchConfig {
@@ -371,6 +382,7 @@ impl SearchConfig {
             puct_fpu: 0.2,
             puct_temperature: 1.0,
             puct_opponent: 1.0,
+            opponent_model: 0.0,
         }
     }
 
@@ -426,6 +438,7 @@ impl SearchConfig {
             puct_fpu: 0.2,
             puct_temperature: 1.0,
             puct_opponent: 1.0,
+            opponent_model: 0.0,
         }
     }
 }
@@ -460,6 +473,9 @@ fn mover_reward(mover: Seat, x_points: f32, draw: f32) -> f32 {
     }
 }
 
+/// The buffers of a tree: nodes, statistics, minimax values, playout sums.
+type Spare = (Vec<Node>, Vec<Stats>, Vec<f32>, Vec<f64>);
+
 /// A Monte Carlo tree search over UTTT positions.
 pub struct Mcts {
     config: SearchConfig,
@@ -473,8 +489,13 @@ pub struct Mcts {
     /// until an iteration has reached the node. A separate array, so that
     /// the default search's nodes stay as small as they were.
     values: Vec<f32>,
+    /// With the opponent model (`SearchConfig::opponent_model`; empty
+    /// without): each node's sum of uniformly random playout results for
+    /// the player who moved into it, at the node's index (its mean is
+    /// over the node's visits).
+    model: Vec<f64>,
     /// The previous tree's buffers, reused by the next tree reuse's copy.
-    spare: (Vec<Node>, Vec<Stats>, Vec<f32>),
+    spare: Spare,
     /// The position at the root of `nodes`, kept for tree reuse.
     tree_root: Option<Uttt>,
     /// The harness's per-move limit, when the bot was told it.
@@ -505,7 +526,8 @@ impl Mcts {
             nodes: Vec::new(),
             stats: Vec::new(),
             values: Vec::new(),
-            spare: (Vec::new(), Vec::new(), Vec::new()),
+            model: Vec::new(),
+            spare: (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
             tree_root: None,
             move_limit: None,
             path: Vec::with_capacity(96),
@@ -650,6 +672,9 @@ impl Mcts {
         if self.config.minimax_weight != 0.0 {
             self.values.resize(self.nodes.len(), f32::NAN);
         }
+        if self.config.opponent_model != 0.0 {
+            self.model.resize(self.nodes.len(), 0.0);
+        }
         let node = &mut self.nodes[idx];
         node.set_children(first, moves.len());
         node.expanded = true;
@@ -706,15 +731,21 @@ impl Mcts {
         // into the spare buffer: both buffers keep their memory from move to
         // move, so the copy and the tree's growth touch pages already mapped
         // instead of fresh ones (whose page faults cost a few ms a move).
-        let (mut fresh, mut fresh_stats, mut fresh_values) = std::mem::take(&mut self.spare);
+        let (mut fresh, mut fresh_stats, mut fresh_values, mut fresh_model) =
+            std::mem::take(&mut self.spare);
         let values = !self.values.is_empty();
+        let model = !self.model.is_empty();
         fresh.clear();
         fresh_stats.clear();
         fresh_values.clear();
+        fresh_model.clear();
         fresh.push(self.nodes[start]);
         fresh_stats.push(self.stats[start]);
         if values {
             fresh_values.push(self.values[start]);
+        }
+        if model {
+            fresh_model.push(self.model[start]);
         }
         let mut next = 0;
         while next < fresh.len() {
@@ -728,13 +759,17 @@ impl Mcts {
                 if values {
                     fresh_values.extend_from_slice(&self.values[first..first + count]);
                 }
+                if model {
+                    fresh_model.extend_from_slice(&self.model[first..first + count]);
+                }
             }
             next += 1;
         }
         let nodes = std::mem::replace(&mut self.nodes, fresh);
         let stats = std::mem::replace(&mut self.stats, fresh_stats);
         let values = std::mem::replace(&mut self.values, fresh_values);
-        self.spare = (nodes, stats, values);
+        let model = std::mem::replace(&mut self.model, fresh_model);
+        self.spare = (nodes, stats, values, model);
         true
     }
 
@@ -760,7 +795,7 @@ impl Mcts {
     /// Counts one more visit of `idx` with `reward`; `w` is the prior's
     /// weight.
     #[inline]
-    fn add(&mut self, idx: usize, reward: f32, w: f32) {
+    fn add(&mut self, idx: usize, reward: f32, w: f32, (played, theirs): (f32, bool)) {
         let s = &mut self.stats[idx];
         s.visits += 1;
         s.reward += f64::from(reward);
@@ -772,6 +807,15 @@ impl Mcts {
             let m = self.values[idx];
             if !m.is_nan() {
                 mean = (1.0 - a) * mean + a * m;
+            }
+        }
+        let b = self.config.opponent_model;
+        if b != 0.0 {
+            let sum = &mut self.model[idx];
+            *sum += f64::from(played);
+            if theirs {
+                let m = (*sum / f64::from(v)) as f32;
+                mean = (1.0 - b) * mean + b * m;
             }
         }
         let node = &mut self.nodes[idx];
@@ -1027,7 +1071,23 @@ impl Mcts {
             leaf_x = x_points;
         }
         let x_neutral = x_points + contempt_x;
-        self.backpropagate(&path, root.to_move(), (x_points, x_neutral), leaf_x);
+        // The opponent model's view of the leaf: a uniformly random
+        // playout, or the exact result of a finished or proven leaf.
+        let model_x = if self.config.opponent_model == 0.0
+            || pos.outcome().is_some()
+            || self.nodes[idx].proof != Proof::Unknown
+        {
+            x_points
+        } else {
+            let mut p = pos;
+            p.random_playout(&mut self.rng).points(Seat::One) as f32
+        };
+        self.backpropagate(
+            &path,
+            root.to_move(),
+            (x_points, x_neutral, model_x),
+            leaf_x,
+        );
         self.path = path;
     }
 
@@ -1059,10 +1119,14 @@ impl Mcts {
             self.nodes.clear();
             self.stats.clear();
             self.values.clear();
+            self.model.clear();
             self.nodes.push(Node::leaf(moves[0], 0.0));
             self.stats.push(Stats::leaf(0.0));
             if self.config.minimax_weight != 0.0 {
                 self.values.push(f32::NAN);
+            }
+            if self.config.opponent_model != 0.0 {
+                self.model.push(0.0);
             }
         }
         self.tree_root = Some(*root);
@@ -1135,15 +1199,16 @@ impl Mcts {
         (first - second) as f64 > rate * left
     }
 
-    /// Adds the playout's result (X's points: with contempt, then without)
-    /// to every node on `path` and, with the solver,
+    /// Adds the playout's result (X's points: with contempt, then without,
+    /// then the opponent model's random playout) to every node on `path`
+    /// and, with the solver,
     /// proves what can be proven from the leaf up (a node's proof can only
     /// change when one of its children's did).
     fn backpropagate(
         &mut self,
         path: &[usize],
         root_mover: Seat,
-        (x_points, x_neutral): (f32, f32),
+        (x_points, x_neutral, model_x): (f32, f32, f32),
         leaf_x: f32,
     ) {
         let Some((&leaf, above)) = path.split_last() else {
@@ -1160,6 +1225,20 @@ impl Mcts {
         // The node at depth d was entered by a move of the root's mover when
         // d is odd (the root itself, d = 0, by the other player).
         let reward = |depth: usize| if depth % 2 == 1 { win } else { 1.0 - theirs };
+        // The random playout's result for the player who moved into the
+        // node at `depth`, and whether that player is the opponent.
+        let model_root = if root_mover == Seat::One {
+            model_x
+        } else {
+            1.0 - model_x
+        };
+        let played = |depth: usize| {
+            if depth % 2 == 1 {
+                (model_root, false)
+            } else {
+                (1.0 - model_root, true)
+            }
+        };
         let w = self.config.prior_weight;
         let minimax = self.config.minimax_weight != 0.0;
         // The minimax value of the node below, before and after this
@@ -1181,7 +1260,7 @@ impl Mcts {
             new = self.minimax_value(leaf);
             below = old.to_bits() != new.to_bits();
         }
-        self.add(leaf, reward(above.len()), w);
+        self.add(leaf, reward(above.len()), w, played(above.len()));
         let mut changed = self.config.solver && self.nodes[leaf].proof != Proof::Unknown;
         for (depth, &idx) in above.iter().enumerate().rev() {
             let before = match self.expanded {
@@ -1201,7 +1280,7 @@ impl Mcts {
                 (old, new) = (before, self.minimax_value(idx));
                 below = old.to_bits() != new.to_bits();
             }
-            self.add(idx, reward(depth), w);
+            self.add(idx, reward(depth), w, played(depth));
         }
     }
 
@@ -1602,7 +1681,7 @@ mod tests {
         after.play_unchecked(m.nodes[child].mv);
         m.expand(child, &after);
         let grandchild = m.children(child).next().unwrap();
-        m.backpropagate(&[0, child, grandchild], p.to_move(), (0.5, 0.5), 0.5);
+        m.backpropagate(&[0, child, grandchild], p.to_move(), (0.5, 0.5, 0.5), 0.5);
         assert!((m.stats[child].reward - 0.4).abs() < 1e-6);
         assert!((m.stats[grandchild].reward - 0.6).abs() < 1e-6);
         assert!((m.stats[0].reward - 0.6).abs() < 1e-6);
@@ -1614,13 +1693,18 @@ mod tests {
         };
         let mut m = expanded_root(ours_only, &p);
         m.expand(child, &after);
-        m.backpropagate(&[0, child, grandchild], p.to_move(), (0.5, 0.5), 0.5);
+        m.backpropagate(&[0, child, grandchild], p.to_move(), (0.5, 0.5, 0.5), 0.5);
         assert!((m.stats[child].reward - 0.4).abs() < 1e-6);
         assert!((m.stats[grandchild].reward - 0.5).abs() < 1e-6);
         assert!((m.stats[0].reward - 0.5).abs() < 1e-6);
         // A leaf the draw network marked down: ours see the marked-down
         // value, theirs the network's own (X is the root's mover).
-        m.backpropagate(&[0, child, grandchild], p.to_move(), (0.52, 0.6), 0.52);
+        m.backpropagate(
+            &[0, child, grandchild],
+            p.to_move(),
+            (0.52, 0.6, 0.52),
+            0.52,
+        );
         assert!((m.stats[child].reward - 0.92).abs() < 1e-6);
         assert!((m.stats[grandchild].reward - 0.9).abs() < 1e-6);
     }
@@ -1642,8 +1726,13 @@ mod tests {
             let child = m.children(0).next().unwrap();
             let n = 10_000_000u32;
             for i in 0..n {
-                m.add(child, if i % 2 == 0 { 0.44 } else { 0.5 }, 0.0);
-                m.add(0, 0.2, 0.0);
+                m.add(
+                    child,
+                    if i % 2 == 0 { 0.44 } else { 0.5 },
+                    0.0,
+                    (0.5, false),
+                );
+                m.add(0, 0.2, 0.0, (0.5, false));
             }
             assert_eq!(m.stats[child].visits, n);
             let mean = m.stats[child].mean();
@@ -1967,7 +2056,7 @@ mod tests {
         let mut m = expanded_root(cfg, &p);
         let kid = m.children(0).start;
         // A playout X lost, from a leaf X's evaluation gives 0.9.
-        m.backpropagate(&[0, kid], Seat::One, (0.0, 0.0), 0.9);
+        m.backpropagate(&[0, kid], Seat::One, (0.0, 0.0, 0.0), 0.9);
         assert!((m.values[kid] - 0.9).abs() < 1e-6);
         assert!((m.values[0] - 0.1).abs() < 1e-6);
         // Selection reads the mean (0) and the minimax value half each.
@@ -1984,7 +2073,7 @@ mod tests {
             },
             &p,
         );
-        off.backpropagate(&[0, kid], Seat::One, (0.0, 0.0), 0.9);
+        off.backpropagate(&[0, kid], Seat::One, (0.0, 0.0, 0.0), 0.9);
         assert!(off.values.is_empty());
         let prior = off.stats[kid].prior;
         assert!((off.nodes[kid].base - w * prior / 2f32.sqrt()).abs() < 1e-5);
@@ -2063,7 +2152,7 @@ mod tests {
             m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.6));
             m.stats.push(Stats::leaf(1.0));
             for _ in 0..3 {
-                m.add(0, 0.5, 0.6);
+                m.add(0, 0.5, 0.6, (0.5, false));
             }
             // Three visits, mean 0.5: the bias is 0.6 / (3 + 1)^fade.
             let bias = m.nodes[0].base - 0.5;
@@ -2113,10 +2202,10 @@ mod tests {
         let kid = m.children(0).start;
         let prior = m.stats[kid].prior;
         // X to move at the root and X lost: the child X entered has 0.
-        m.backpropagate(&[0, kid], Seat::One, (0.0, 0.0), 0.0);
+        m.backpropagate(&[0, kid], Seat::One, (0.0, 0.0, 0.0), 0.0);
         assert_eq!(m.nodes[kid].base, 0.0);
         assert!((m.nodes[kid].explore - prior / 2.0).abs() < 1e-7);
-        m.backpropagate(&[0, kid], Seat::One, (1.0, 1.0), 1.0);
+        m.backpropagate(&[0, kid], Seat::One, (1.0, 1.0, 1.0), 1.0);
         assert_eq!(m.nodes[kid].base, 0.5);
         assert!((m.nodes[kid].explore - prior / 3.0).abs() < 1e-7);
     }
@@ -2133,7 +2222,7 @@ mod tests {
         // next likeliest, untried, goes first.
         let mut losses = 0;
         while m.select(0, true) == first {
-            m.backpropagate(&[0, first], Seat::One, (0.0, 0.0), 0.0);
+            m.backpropagate(&[0, first], Seat::One, (0.0, 0.0, 0.0), 0.0);
             losses += 1;
             assert!(losses < 100, "a refuted move kept its visits");
         }
@@ -2161,7 +2250,7 @@ mod tests {
         let streak = |m: &mut Mcts, ours: bool| {
             let mut n = 0;
             while m.select(0, ours) == first && n < 10_000 {
-                m.backpropagate(&[0, first], Seat::One, (1.0, 1.0), 1.0);
+                m.backpropagate(&[0, first], Seat::One, (1.0, 1.0, 1.0), 1.0);
                 n += 1;
             }
             n
@@ -2193,6 +2282,92 @@ mod tests {
         };
         let (narrow, wide) = (spread(1.0), spread(4.0));
         assert!(wide < narrow, "top reply's share {wide} against {narrow}");
+    }
+
+    #[test]
+    fn the_opponent_model_steers_only_the_opponents_choices() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let model = |b: f32| SearchConfig {
+            opponent_model: b,
+            ..SearchConfig::optimal()
+        };
+        let mut m = expanded_root(model(1.0), &p);
+        let kid = m.children(0).next().expect("a child");
+        let mut q = p;
+        q.play_unchecked(m.nodes[kid].mv);
+        m.expand(kid, &q);
+        let grandkid = m.children(kid).next().expect("a grandchild");
+        assert_eq!(m.model.len(), m.nodes.len());
+        // X (the root's mover) loses by the network's value but wins the
+        // random playout: the opponent's node reads the playout's view,
+        // ours the true value.
+        for _ in 0..10 {
+            m.backpropagate(&[0, kid, grandkid], Seat::One, (0.0, 0.0, 1.0), 0.0);
+        }
+        assert_eq!(m.stats[grandkid].mean(), 1.0);
+        assert_eq!(m.model[grandkid], 0.0);
+        assert_eq!(m.nodes[grandkid].base, 0.0);
+        assert_eq!(m.stats[kid].mean(), 0.0);
+        assert_eq!(m.model[kid], 10.0);
+        assert_eq!(m.nodes[kid].base, 0.0);
+        // Half weight: the opponent's node reads the average of both views.
+        let mut h = expanded_root(model(0.5), &p);
+        h.expand(kid, &q);
+        for _ in 0..4 {
+            h.backpropagate(&[0, kid, grandkid], Seat::One, (0.0, 0.0, 1.0), 0.0);
+        }
+        assert_eq!(h.nodes[grandkid].base, 0.5);
+        assert_eq!(h.nodes[kid].base, 0.0);
+        // Off, no playouts are summed and the node reads its mean.
+        let mut off = expanded_root(model(0.0), &p);
+        off.expand(kid, &q);
+        off.backpropagate(&[0, kid, grandkid], Seat::One, (0.0, 0.0, 1.0), 0.0);
+        assert!(off.model.is_empty());
+        assert_eq!(off.nodes[grandkid].base, 1.0);
+        // So the opponent's choice follows the playouts: of two replies,
+        // the one the network likes for them loses to the one playouts
+        // like; at our own nodes the network's choice stands.
+        let pick = |theirs: bool| {
+            let mut c = expanded_root(model(1.0), &p);
+            let kids: Vec<usize> = c.children(0).collect();
+            let (good, liked) = (kids[0], kids[1]);
+            for _ in 0..200 {
+                for i in kids.iter().copied() {
+                    let (true_v, playout_v) = match i {
+                        _ if i == good => (0.9, 0.1),
+                        _ if i == liked => (0.1, 0.9),
+                        _ => (0.0, 0.0),
+                    };
+                    c.add(i, true_v, 0.0, (playout_v, theirs));
+                }
+                c.stats[0].visits += kids.len() as u32;
+            }
+            let chosen = c.select(0, !theirs);
+            (chosen == liked, chosen == good)
+        };
+        assert_eq!(pick(true), (true, false));
+        assert_eq!(pick(false), (false, true));
+    }
+
+    #[test]
+    fn searches_with_the_opponent_model_are_deterministic_legal_and_keep_their_sums() {
+        let game = |b: f32| {
+            let cfg = SearchConfig {
+                iterations: 2000,
+                opponent_model: b,
+                ..SearchConfig::optimal()
+            };
+            let mut m = Mcts::new(cfg, 5);
+            let moves = play_out(&mut m, play(&[(4, 4), (4, 0)]));
+            // Tree reuse carried the playout sums along with the nodes.
+            if b != 0.0 {
+                assert_eq!(m.model.len(), m.nodes.len());
+            }
+            moves
+        };
+        let a = game(0.5);
+        assert_eq!(a, game(0.5));
+        assert_ne!(a, game(0.0));
     }
 
     #[test]
