@@ -323,7 +323,9 @@ pub struct SearchConfig {
     /// mean, so that the opponent's visits go where its random playouts
     /// would send them. Our own moves are still chosen by the true means:
     /// the search favours moves whose replies a playout-driven opponent
-    /// misjudges. Proofs stay exact for both sides.
+    /// misjudges. Proofs stay exact for both sides. With `minimax_weight`
+    /// too, the mean mixed here is the one already mixed with the minimax
+    /// value.
     pub opponent_model: f32,
 }
 
@@ -1227,11 +1229,7 @@ impl Mcts {
         let reward = |depth: usize| if depth % 2 == 1 { win } else { 1.0 - theirs };
         // The random playout's result for the player who moved into the
         // node at `depth`, and whether that player is the opponent.
-        let model_root = if root_mover == Seat::One {
-            model_x
-        } else {
-            1.0 - model_x
-        };
+        let model_root = mover_reward(root_mover, model_x, 0.5);
         let played = |depth: usize| {
             if depth % 2 == 1 {
                 (model_root, false)
