@@ -36,7 +36,9 @@
 //! `PEERS_TEMP=T` (the temperature of PUCT's prior), `PEERS_OPP=M`
 //! (PUCT's constant at the opponent's nodes, times M), `PEERS_MODEL=B`
 //! (the opponent model: the opponent's replies chosen by random playouts'
-//! means at weight B) and `PEERS_DRAW_NET=FILE` (a
+//! means at weight B), `PEERS_TRAP=1` (at a proven root, the move after
+//! which a plain UCT model of MCTSBot most likely blunders) and
+//! `PEERS_DRAW_NET=FILE` (a
 //! network trained with `NET_KIND=draw`: with `PEERS_DRAW`, contempt for
 //! the draws it foresees at the leaves) change our engine's settings, to
 //! try a lever against MCTSBot. The settings that differ from the defaults
@@ -55,6 +57,12 @@
 //! time, that is, whether they are lost to strength or locked by the
 //! opening.
 //!
+//! `PEERS_MODEL_CHECK=N` (with `PEERS_MODEL_ITERS=K`, default 5000)
+//! instead checks that model against MCTSBot itself: on N positions from
+//! random play both search twice with K iterations, and the distances
+//! between their root visit shares are printed (MCTSBot against itself,
+//! the model against itself, the two against each other).
+//!
 //! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
 //! (defaults: 200 games at 100 ms), games on `PEERS_THREADS` threads at
 //! once (default: the number of cores; the rates are measured first, alone).
@@ -72,7 +80,7 @@ use board_game::games::sttt::{Coord, STTTBoard};
 use rand::SeedableRng as _;
 use rand08::SeedableRng as _;
 use referee::bot::uttt::net::network_from_env;
-use referee::bot::uttt::{Mcts, PolicyNet, SearchConfig, ValueNet};
+use referee::bot::uttt::{Mcts, PolicyNet, SearchConfig, UctModel, ValueNet};
 use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
 use referee::standings::Wdl;
 use referee::stats::{elo_pentanomial, elo_trinomial, Pentanomial};
@@ -344,6 +352,118 @@ fn play_game(
     (result.points(ours), ply, record)
 }
 
+/// How closely referee's model of a plain UCT opponent (`UctModel`, the
+/// trap choice's) plays like MCTSBot: on `n` positions from random play
+/// (10-50 plies), MCTSBot and the model each search twice with `iters`
+/// iterations on different seeds, and the mean total-variation distance
+/// between root visit shares and the rate of equal moves are printed for
+/// MCTSBot against itself, the model against itself and the two against
+/// each other. A faithful model is as far from MCTSBot as MCTSBot is
+/// from itself.
+fn model_check(n: usize, iters: u64) {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(77);
+    let mut model = UctModel::default();
+    let shares = |v: &[(UtttMove, u64)]| -> HashMap<UtttMove, f64> {
+        let total = v.iter().map(|&(_, c)| c).sum::<u64>().max(1) as f64;
+        v.iter().map(|&(m, c)| (m, c as f64 / total)).collect()
+    };
+    let tv = |a: &HashMap<UtttMove, f64>, b: &HashMap<UtttMove, f64>| {
+        let mut d = 0.0;
+        for (m, x) in a {
+            d += (x - b.get(m).copied().unwrap_or(0.0)).abs();
+        }
+        for (m, y) in b {
+            if !a.contains_key(m) {
+                d += y;
+            }
+        }
+        d / 2.0
+    };
+    let (mut tv_bb, mut tv_mm, mut tv_bm) = (0.0, 0.0, 0.0);
+    let (mut eq_bb, mut eq_mm, mut eq_bm) = (0, 0, 0);
+    let mut done = 0;
+    while done < n {
+        let plies = rand::Rng::random_range(&mut rng, 10..50);
+        let mut pos = Uttt::new();
+        let mut peer = STTTBoard::default();
+        for _ in 0..plies {
+            let Some(mv) = pos.random_move(&mut rng) else {
+                break;
+            };
+            pos.play_unchecked(mv);
+            peer.play(to_peer(mv))
+                .expect("the same move is legal on both boards");
+        }
+        if pos.is_over() || pos.legal_moves().len() < 2 {
+            continue;
+        }
+        let theirs = |seed: u64| {
+            let mut r = rand08::rngs::SmallRng::seed_from_u64(seed);
+            let mut bot = MCTSBot::new(iters, 2.0, &mut r);
+            let tree = bot.build_tree(&peer);
+            let root = &tree[0];
+            let visits: Vec<(UtttMove, u64)> = root
+                .children
+                .map(|c| {
+                    c.iter()
+                        .map(|i| {
+                            let node = &tree[i];
+                            let mv = node.last_move.and_then(from_peer).expect("a move");
+                            (mv, u64::try_from(node.visits).unwrap_or(0))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            (from_peer(tree.best_move()).expect("a move"), visits)
+        };
+        let mut ours = |seed: u64| {
+            let mut r = rand::rngs::SmallRng::seed_from_u64(seed);
+            let c = model
+                .choose(
+                    &pos,
+                    u32::try_from(iters).unwrap_or(u32::MAX),
+                    None,
+                    1 << 24,
+                    &mut r,
+                )
+                .expect("a move");
+            let visits: Vec<(UtttMove, u64)> =
+                c.visits.iter().map(|&(m, v)| (m, u64::from(v))).collect();
+            (c.mv, visits)
+        };
+        let seed = done as u64 * 2;
+        let (b1, b2) = (theirs(seed), theirs(seed + 1));
+        let (m1, m2) = (ours(seed), ours(seed + 1));
+        let (sb1, sb2, sm1, sm2) = (shares(&b1.1), shares(&b2.1), shares(&m1.1), shares(&m2.1));
+        tv_bb += tv(&sb1, &sb2);
+        tv_mm += tv(&sm1, &sm2);
+        tv_bm += (tv(&sb1, &sm1) + tv(&sb2, &sm2)) / 2.0;
+        eq_bb += usize::from(b1.0 == b2.0);
+        eq_mm += usize::from(m1.0 == m2.0);
+        eq_bm += usize::from(b1.0 == m1.0) + usize::from(b2.0 == m2.0);
+        done += 1;
+    }
+    let k = n.max(1) as f64;
+    println!("{n} positions, {iters} iterations a search");
+    println!("| pair | mean total-variation distance of root visit shares | same move |");
+    println!("|---|---|---|");
+    println!(
+        "| MCTSBot, MCTSBot (two seeds) | {:.3} | {:.1} % |",
+        tv_bb / k,
+        100.0 * eq_bb as f64 / k
+    );
+    println!(
+        "| model, model (two seeds) | {:.3} | {:.1} % |",
+        tv_mm / k,
+        100.0 * eq_mm as f64 / k
+    );
+    println!(
+        "| MCTSBot, model | {:.3} | {:.1} % |",
+        tv_bm / k,
+        50.0 * eq_bm as f64 / k
+    );
+}
+
 /// A move in the per-game log: its board's digit, then its cell's (`40`
 /// is board 4, cell 0).
 fn move_digits(mv: UtttMove) -> String {
@@ -532,6 +652,9 @@ fn our_config() -> SearchConfig {
     if let Some(m) = env_number("PEERS_OPP", 0.1..=10.0) {
         cfg.puct_opponent = m;
     }
+    if let Some(on) = env_switch("PEERS_TRAP") {
+        cfg.trap = on;
+    }
     cfg
 }
 
@@ -597,12 +720,16 @@ fn main() {
             std::process::exit(2)
         })
     });
+    if let Some(n) = env_count("PEERS_MODEL_CHECK") {
+        model_check(n as usize, env_count("PEERS_MODEL_ITERS").unwrap_or(5000));
+        return;
+    }
     let base = our_config();
     let log = games_log();
     if base != SearchConfig::optimal() {
         println!(
-            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C), contempt fading over {} plies (PEERS_DRAW_FADE, 0: never), for unproven draws only {} (PEERS_DRAW_UNPROVEN), for our choices only {} (PEERS_DRAW_OURS), PUCT {} (PEERS_PUCT, 0: off) with first-play reduction {} (PEERS_FPU) and prior temperature {} (PEERS_TEMP)",
-            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy, base.swindle, base.exploration, base.draw_fade_plies, base.contempt_unproven_only, base.contempt_ours_only, base.puct, base.puct_fpu, base.puct_temperature
+            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C), contempt fading over {} plies (PEERS_DRAW_FADE, 0: never), for unproven draws only {} (PEERS_DRAW_UNPROVEN), for our choices only {} (PEERS_DRAW_OURS), PUCT {} (PEERS_PUCT, 0: off) with first-play reduction {} (PEERS_FPU) and prior temperature {} (PEERS_TEMP), opponent's constant times {} (PEERS_OPP), opponent model {} (PEERS_MODEL), trap choice {} (PEERS_TRAP)",
+            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy, base.swindle, base.exploration, base.draw_fade_plies, base.contempt_unproven_only, base.contempt_ours_only, base.puct, base.puct_fpu, base.puct_temperature, base.puct_opponent, base.opponent_model, base.trap
         );
     }
     for var in [

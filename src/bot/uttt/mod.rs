@@ -30,11 +30,13 @@ mod playout;
 mod policy;
 mod prior;
 mod search;
+mod uct_model;
 
 pub use net::{PolicyNet, ValueNet};
 pub use policy::{PolicyWeights, FEATURES as POLICY_FEATURES};
 pub use prior::PriorWeights;
 pub use search::{Mcts, SearchConfig, SearchStats, MAX_NODES};
+pub use uct_model::{Choice as UctChoice, UctModel};
 
 /// Moves of `pos` that win the game at once.
 fn game_winning_moves(pos: &Uttt) -> MoveList<UtttMove> {
@@ -158,6 +160,16 @@ impl Bot<Uttt> for SearchBot {
     }
 }
 
+/// An on/off parameter: `name=0` or `name=1`, `default` when absent.
+fn switch(params: &Params, name: &str, default: bool) -> Result<bool, BotError> {
+    match params.opt::<u8>(name)? {
+        None => Ok(default),
+        Some(0) => Ok(false),
+        Some(1) => Ok(true),
+        Some(_) => Err(BotError(format!("parameter '{name}' must be 0 or 1"))),
+    }
+}
+
 /// The search's settings from a bot's parameters; `prior` (the learned or
 /// the hand-set prior) is accepted only when `with_prior`.
 fn search_config(
@@ -168,7 +180,7 @@ fn search_config(
     let known: &[&str] = if with_prior {
         &[
             "iters", "time_ms", "c", "draw", "prior", "fade", "minimax", "value", "bias",
-            "swindle", "puct", "fpu", "temp", "opp", "model",
+            "swindle", "puct", "fpu", "temp", "opp", "model", "trap",
         ]
     } else {
         &["iters", "time_ms", "c", "draw"]
@@ -208,14 +220,8 @@ fn search_config(
                 "parameter 'fade' must be a number from 0 to 2".into(),
             ));
         }
-        cfg.swindle = match params.opt::<u8>("swindle")? {
-            None => cfg.swindle,
-            Some(0) => false,
-            Some(1) => true,
-            Some(_) => {
-                return Err(BotError("parameter 'swindle' must be 0 or 1".into()));
-            }
-        };
+        cfg.swindle = switch(params, "swindle", cfg.swindle)?;
+        cfg.trap = switch(params, "trap", cfg.trap)?;
         cfg.puct = params.get("puct", cfg.puct)?;
         if !(cfg.puct.is_finite() && (0.0..=10.0).contains(&cfg.puct)) {
             return Err(BotError(
@@ -307,6 +313,7 @@ impl BuiltinBots for Uttt {
                 "fade=0.5: how fast the prior fades, as the power of (visits + 1) that divides it (1: the engine of before 2026-11-24)",
                 "minimax=0: weight of implicit minimax backups of a leaf evaluation in selection (0: off)",
                 "swindle=0: 1: at a root proven a draw (or a loss), the move of that value the value network likes most instead of the most visited",
+                "trap=0: 1: at a root proven a draw (or a loss), the move of that value after which a plain UCT opponent with random playouts (a model of board-game's MCTSBot) most likely plays a losing reply",
                 "value=1: the value network's share of a leaf's value, the rest from an informed playout (0: playouts only, the engine of before 2026-11-26)",
             ],
             prepare: |p| {
@@ -516,6 +523,7 @@ mod tests {
         assert_eq!(old.prior_weight, 0.75);
         assert_eq!(old, SearchConfig::playout_engine());
         assert!(!cfg("").swindle && cfg("swindle=1").swindle);
+        assert!(!cfg("trap=0").trap && cfg("trap=1").trap);
         let mixed = cfg("value=0.5,prior=hand");
         assert!(mixed.net_eval && mixed.value_mix == 0.5);
         assert!(!mixed.net_policy && !mixed.learned_prior);
@@ -538,6 +546,8 @@ mod tests {
         assert!(e("draw=0.45").is_empty());
         assert!(e("swindle=2").contains("'swindle' must be 0 or 1"));
         assert!(e("swindle=1").is_empty());
+        assert!(e("trap=2").contains("'trap' must be 0 or 1"));
+        assert!(e("trap=x").contains("'trap'"));
         assert!(e("prior=hand").is_empty());
         assert!(e("prior=learned").is_empty());
         assert!(e("prior=net").is_empty());

@@ -13,6 +13,7 @@ use super::net::{PolicyNet, ValueNet};
 use super::playout::{informed_playout, position_value};
 use super::policy::{learned_priors, PolicyWeights};
 use super::prior::{priors, PriorWeights};
+use super::uct_model::UctModel;
 use crate::game::uttt::{line, Uttt, UtttMove};
 use crate::game::{Game, Outcome, Seat};
 
@@ -149,6 +150,9 @@ const _: () = assert!(std::mem::size_of::<Stats>() == 16);
 
 /// How many iterations run between two looks at the clock.
 const CLOCK_EVERY: u32 = 32;
+
+/// The node cap of the trap choice's model search (about 100 MB).
+const TRAP_NODES: usize = 3_000_000;
 
 /// How the search runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -327,6 +331,18 @@ pub struct SearchConfig {
     /// too, the mean mixed here is the one already mixed with the minimax
     /// value.
     pub opponent_model: f32,
+    /// The trap choice: at a root proven a draw (or a loss) with no
+    /// winning move, play the drawn (lost) move after which a plain UCT
+    /// opponent (uct_model.rs: random playouts, as board-game's MCTSBot
+    /// plays) is most likely to choose a reply our proofs show losing
+    /// (or not winning): each such move's position is searched by that
+    /// model in turn, on an equal share of the time left (of
+    /// `iterations` with no time budget), and scored by whether the
+    /// model plays a losing reply plus the share of its visits such
+    /// replies got. Proofs stay exact: a proven draw is never given up.
+    /// Ahead of `swindle`; the most visited move when no candidate
+    /// scores.
+    pub trap: bool,
 }
 
 impl SearchConfig {
@@ -385,6 +401,7 @@ impl SearchConfig {
             puct_temperature: 1.0,
             puct_opponent: 1.0,
             opponent_model: 0.0,
+            trap: false,
         }
     }
 
@@ -441,6 +458,7 @@ impl SearchConfig {
             puct_temperature: 1.0,
             puct_opponent: 1.0,
             opponent_model: 0.0,
+            trap: false,
         }
     }
 }
@@ -517,6 +535,12 @@ pub struct Mcts {
     /// game ends drawn, for draw contempt at the leaves (see
     /// [`Mcts::set_draw_net`]); none by default.
     draw_net: Option<&'static ValueNet>,
+    /// The plain UCT opponent of the trap choice (`SearchConfig::trap`),
+    /// kept for its buffer.
+    trap_model: UctModel,
+    /// The trap choice's randomness, apart from the search's so that
+    /// the search draws the same numbers with or without it.
+    trap_rng: SmallRng,
 }
 
 impl Mcts {
@@ -539,6 +563,8 @@ impl Mcts {
             policy_net: PolicyNet::builtin(),
             draw_net: None,
             draw_now: config.draw_value,
+            trap_model: UctModel::default(),
+            trap_rng: SmallRng::seed_from_u64(seed ^ 0x7a5a_7a5a_7a5a_7a5a),
         }
     }
 
@@ -1151,14 +1177,97 @@ impl Mcts {
             self.iterate(root);
             done += 1;
         }
+        let proven = self.nodes[0].proof != Proof::Unknown;
+        let trap = if self.config.trap && proven {
+            self.trap_move(root, deadline)
+        } else {
+            None
+        };
         self.last = SearchStats {
             iterations: done,
             nodes: self.nodes.len(),
-            proven: self.nodes[0].proof != Proof::Unknown,
+            proven,
             elapsed: started.elapsed(),
             setup: looping.duration_since(started),
         };
-        self.best_root_move()
+        trap.or_else(|| self.best_root_move())
+    }
+
+    /// The trap choice (`SearchConfig::trap`) at a proven root: the
+    /// candidate of the best score ([`Mcts::trap_scores`]; the first of
+    /// equals); `None` when a move wins or no candidate scores above 0.
+    fn trap_move(&mut self, root: &Uttt, deadline: Option<Instant>) -> Option<UtttMove> {
+        if self.children(0).any(|i| self.nodes[i].proof == Proof::Win) {
+            return None;
+        }
+        let mut best: Option<(f64, usize)> = None;
+        for (i, score) in self.trap_scores(root, deadline) {
+            if score > 0.0 && best.is_none_or(|(s, _)| score > s) {
+                best = Some((score, i));
+            }
+        }
+        best.map(|(_, i)| self.nodes[i].mv)
+    }
+
+    /// The trap choice's candidates at a proven root with their scores:
+    /// the root's children of the best proof (a draw, else a loss) with a
+    /// reply that does worse for the opponent than that proof (a loss
+    /// after a drawn move, anything but a win after a lost one), each
+    /// scored by the plain UCT model searching its position: 1 if the
+    /// model plays such a reply, plus the share of its root visits they
+    /// got. The model gets an equal share of the time left before
+    /// `deadline`, or of `iterations` without one.
+    fn trap_scores(&mut self, root: &Uttt, deadline: Option<Instant>) -> Vec<(usize, f64)> {
+        let range = self.children(0);
+        let target = if range.clone().any(|i| self.nodes[i].proof == Proof::Draw) {
+            Proof::Draw
+        } else {
+            Proof::Loss
+        };
+        let blunder = |p: Proof| match target {
+            Proof::Draw => p == Proof::Loss,
+            _ => p != Proof::Win,
+        };
+        let candidates: Vec<(usize, Vec<UtttMove>)> = range
+            .filter(|&i| self.nodes[i].proof == target && self.nodes[i].expanded)
+            .map(|i| {
+                let bad = self
+                    .children(i)
+                    .filter(|&j| blunder(self.nodes[j].proof))
+                    .map(|j| self.nodes[j].mv)
+                    .collect();
+                (i, bad)
+            })
+            .filter(|(_, bad): &(usize, Vec<UtttMove>)| !bad.is_empty())
+            .collect();
+        let n = candidates.len();
+        let per = (self.config.iterations / n.max(1) as u32).max(1);
+        let mut scores = Vec::with_capacity(n);
+        for (k, (i, bad)) in candidates.iter().enumerate() {
+            let mut pos = *root;
+            pos.play_unchecked(self.nodes[*i].mv);
+            let share = deadline.map(|d| {
+                let now = Instant::now();
+                now + d.saturating_duration_since(now) / (n - k) as u32
+            });
+            let Some(c) = self
+                .trap_model
+                .choose(&pos, per, share, TRAP_NODES, &mut self.trap_rng)
+            else {
+                continue;
+            };
+            let total: u32 = c.visits.iter().map(|&(_, v)| v).sum();
+            let on_bad: u32 = c
+                .visits
+                .iter()
+                .filter(|(m, _)| bad.contains(m))
+                .map(|&(_, v)| v)
+                .sum();
+            let score = f64::from(u8::from(bad.contains(&c.mv)))
+                + f64::from(on_bad) / f64::from(total.max(1));
+            scores.push((*i, score));
+        }
+        scores
     }
 
     /// Whether the move to play can no longer change before `deadline`:
@@ -1902,6 +2011,87 @@ mod tests {
         }
         assert!(found >= 8, "only {found} proven-draw roots found");
         assert!(differs >= 1, "the swindle never changed the move");
+    }
+
+    /// At proven-draw roots the trap choice plays a drawn move, the one
+    /// its model scores best (recomputed from the same generator state),
+    /// and when it departs from the most visited move, a move after which
+    /// the opponent has a losing reply; the tree is the same with or
+    /// without it.
+    #[test]
+    fn the_trap_choice_plays_the_drawn_move_the_model_most_likely_blunders_after() {
+        use rand::seq::IndexedRandom;
+        let cfg = |trap: bool| SearchConfig {
+            iterations: 4000,
+            trap,
+            ..SearchConfig::optimal()
+        };
+        let mut rng = SmallRng::seed_from_u64(37);
+        let (mut found, mut differs) = (0, 0);
+        for _ in 0..1000 {
+            let mut p = Uttt::new();
+            while p.outcome().is_none() && p.ply() < 81 {
+                let moves = p.legal_moves();
+                if p.ply() >= 40 && moves.len() > 1 {
+                    let mut plain = Mcts::new(cfg(false), 1);
+                    let mut trap = Mcts::new(cfg(true), 1);
+                    let saved = trap.trap_rng.clone();
+                    let mv = plain.search(&p);
+                    let tmv = trap.search(&p);
+                    assert_eq!(plain.nodes.len(), trap.nodes.len());
+                    let root = trap.nodes.first().map_or(Proof::Unknown, |n| n.proof);
+                    let kids = if trap.nodes.is_empty() {
+                        0..0
+                    } else {
+                        trap.children(0)
+                    };
+                    let drawn = kids
+                        .clone()
+                        .filter(|&i| trap.nodes[i].proof == Proof::Draw)
+                        .count();
+                    let wins = kids.clone().any(|i| trap.nodes[i].proof == Proof::Win);
+                    if root != Proof::Unknown && !wins {
+                        // The best proof among the moves, and the replies
+                        // that do worse for the opponent than it.
+                        let target = if drawn > 0 { Proof::Draw } else { Proof::Loss };
+                        let blunder = |q: Proof| match target {
+                            Proof::Draw => q == Proof::Loss,
+                            _ => q != Proof::Win,
+                        };
+                        trap.trap_rng = saved;
+                        let scores = trap.trap_scores(&p, None);
+                        if scores.iter().any(|&(_, s)| s > 0.0) {
+                            found += usize::from(drawn > 1);
+                            let top = scores.iter().map(|&(_, s)| s).fold(0.0, f64::max);
+                            let (i, _) = *scores
+                                .iter()
+                                .find(|&&(_, s)| s == top)
+                                .expect("a best candidate");
+                            assert_eq!(Some(trap.nodes[i].mv), tmv);
+                            assert_eq!(trap.nodes[i].proof, target);
+                            assert!(trap.children(i).any(|j| blunder(trap.nodes[j].proof)));
+                            differs += usize::from(mv != tmv);
+                        } else {
+                            assert_eq!(mv, tmv);
+                        }
+                        break;
+                    }
+                    assert_eq!(mv, tmv);
+                }
+                let Some(&mv) = moves.choose(&mut rng) else {
+                    break;
+                };
+                p.play_unchecked(mv);
+            }
+            if found >= 5 {
+                break;
+            }
+        }
+        assert!(
+            found >= 5,
+            "only {found} proven-draw roots with a trap found"
+        );
+        assert!(differs >= 1, "the trap choice never changed the move");
     }
 
     #[test]
