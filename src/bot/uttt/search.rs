@@ -151,7 +151,8 @@ const _: () = assert!(std::mem::size_of::<Stats>() == 16);
 /// How many iterations run between two looks at the clock.
 const CLOCK_EVERY: u32 = 32;
 
-/// The node cap of the trap choice's model search (about 100 MB).
+/// The node cap of the trap choice's model search (32 bytes a node:
+/// 96 MB).
 const TRAP_NODES: usize = 3_000_000;
 
 /// How the search runs.
@@ -1216,7 +1217,9 @@ impl Mcts {
     /// scored by the plain UCT model searching its position: 1 if the
     /// model plays such a reply, plus the share of its root visits they
     /// got. The model gets an equal share of the time left before
-    /// `deadline`, or of `iterations` without one.
+    /// `deadline`, or of `iterations` without one; a candidate whose
+    /// search ran fewer iterations than the opponent has replies gets no
+    /// score.
     fn trap_scores(&mut self, root: &Uttt, deadline: Option<Instant>) -> Vec<(usize, f64)> {
         let range = self.children(0);
         let target = if range.clone().any(|i| self.nodes[i].proof == Proof::Draw) {
@@ -1256,6 +1259,11 @@ impl Mcts {
             else {
                 continue;
             };
+            // A search that did not try every reply once picked by
+            // order, not by what it saw: no score.
+            if (c.iterations as usize) < c.visits.len() {
+                continue;
+            }
             let total: u32 = c.visits.iter().map(|&(_, v)| v).sum();
             let on_bad: u32 = c
                 .visits

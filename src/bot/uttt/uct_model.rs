@@ -96,6 +96,9 @@ impl Node {
     }
 }
 
+// The trap choice's node cap assumes 32 bytes a node.
+const _: () = assert!(std::mem::size_of::<Node>() <= 32);
+
 /// The result of a finished game for `mover`: 1 won, 0 drawn, -1 lost.
 fn result_for(outcome: Outcome, mover: Seat) -> i8 {
     match outcome {
