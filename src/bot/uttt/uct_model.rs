@@ -83,14 +83,15 @@ impl Node {
         self.solved = Some(result);
     }
 
-    /// The UCT score a parent with `parent_visits` visits gives this child.
-    fn uct(&self, parent_visits: u32) -> f32 {
+    /// The UCT score this child gets from a parent whose visits have the
+    /// natural log `ln_parent` (computed once per selection).
+    fn uct(&self, ln_parent: f32) -> f32 {
         match self.solved {
             Some(s) => (f32::from(s) + 1.0) / 2.0,
             None => {
                 let n = self.count as f32;
                 let unit = (self.score as f32 / n + 1.0) / 2.0;
-                unit + EXPLORATION * ((parent_visits as f32).ln() / n).sqrt()
+                unit + EXPLORATION * (ln_parent / n).sqrt()
             }
         }
     }
@@ -245,11 +246,11 @@ impl UctModel {
             self.nodes[picked].increment(r);
             (-r, false)
         } else {
-            let parent_visits = node.visits;
+            let ln_parent = (node.visits as f32).ln();
             let mut picked = range.start;
             let mut best = f32::NEG_INFINITY;
             for c in range.clone() {
-                let u = self.nodes[c].uct(parent_visits);
+                let u = self.nodes[c].uct(ln_parent);
                 // `>=`: the last of equals, as `max_by_key` picks.
                 if u >= best {
                     best = u;
