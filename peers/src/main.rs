@@ -40,7 +40,9 @@
 //! which a plain UCT model of MCTSBot most likely blunders) and
 //! `PEERS_DRAW_NET=FILE` (a
 //! network trained with `NET_KIND=draw`: with `PEERS_DRAW`, contempt for
-//! the draws it foresees at the leaves) change our engine's settings, to
+//! the draws it foresees at the leaves) and `PEERS_OPPONENT_NET=FILE` (a
+//! value network for the leaves where MCTSBot is to move, trained on the
+//! UCT opponent's side of `NET_OPPONENT_ITERS` data) change our engine's settings, to
 //! try a lever against MCTSBot. The settings that differ from the defaults
 //! and the network files are printed before the table.
 //!
@@ -290,6 +292,15 @@ fn play_game(
         engine.set_draw_net(network(
             &DRAW,
             "PEERS_DRAW_NET",
+            ValueNet::builtin,
+            ValueNet::load,
+        ));
+    }
+    if std::env::var_os("PEERS_OPPONENT_NET").is_some() {
+        static OPPONENT: OnceLock<ValueNet> = OnceLock::new();
+        engine.set_opponent_value_net(network(
+            &OPPONENT,
+            "PEERS_OPPONENT_NET",
             ValueNet::builtin,
             ValueNet::load,
         ));
@@ -736,6 +747,7 @@ fn main() {
         "PEERS_NET_WEIGHTS",
         "PEERS_POLICY_NET_WEIGHTS",
         "PEERS_DRAW_NET",
+        "PEERS_OPPONENT_NET",
     ] {
         if let Ok(file) = std::env::var(var) {
             println!("ours: {var}={file}");

@@ -20,7 +20,8 @@ use super::net::{
 use super::playout::tests::mix;
 use super::policy::{learned_priors, PolicyWeights};
 use super::search::{Mcts, SearchConfig};
-use crate::game::{Game, Outcome, Uttt, UtttMove};
+use super::uct_model::UctModel;
+use crate::game::{Game, Outcome, Seat, Uttt, UtttMove};
 
 /// A setting of the environment as text, or `default`.
 fn env_text(name: &str, default: &str) -> String {
@@ -49,7 +50,34 @@ fn data_game(
     max_plies: u32,
     sample_before: usize,
 ) -> (Vec<Seen>, Option<Outcome>) {
+    let (seen, _, outcome) = match_game(cfg, nets, None, seed, max_plies, sample_before);
+    (seen, outcome)
+}
+
+/// A plain UCT opponent for the data ([`UctModel`], board-game's
+/// `MCTSBot` as modelled for the trap choice) searching `iterations` a
+/// move in the seat `seat`.
+#[derive(Clone, Copy, Debug)]
+struct Opponent {
+    iterations: u32,
+    seat: Seat,
+}
+
+/// The positions of a data game by who moved in them: the engine's
+/// searched positions (as [`data_game`]'s), then those where the
+/// [`Opponent`] (if any) was to move, each with the game's outcome. The
+/// opponent's positions carry no search value of ours and no visits.
+fn match_game(
+    cfg: SearchConfig,
+    nets: (Option<&'static ValueNet>, Option<&'static PolicyNet>),
+    opponent: Option<Opponent>,
+    seed: u64,
+    max_plies: u32,
+    sample_before: usize,
+) -> (Vec<Seen>, Vec<Uttt>, Option<Outcome>) {
     let mut rng = SmallRng::seed_from_u64(seed);
+    let mut model = UctModel::default();
+    let mut theirs = Vec::new();
     let mut engines = [Mcts::new(cfg, rng.random()), Mcts::new(cfg, rng.random())];
     for e in engines.iter_mut() {
         if let Some(net) = nets.0 {
@@ -67,6 +95,14 @@ fn data_game(
     }
     let mut seen = Vec::new();
     while !pos.is_over() {
+        if let Some(o) = opponent.filter(|o| o.seat == pos.to_move()) {
+            let Some(choice) = model.choose(&pos, o.iterations, None, 4_000_000, &mut rng) else {
+                break;
+            };
+            theirs.push(pos);
+            pos.play_unchecked(choice.mv);
+            continue;
+        }
         let engine = &mut engines[pos.to_move().index()];
         let Some(best) = engine.search(&pos) else {
             break;
@@ -99,7 +135,7 @@ fn data_game(
         }
         pos.play_unchecked(mv);
     }
-    (seen, pos.outcome())
+    (seen, theirs, pos.outcome())
 }
 
 /// Self-play data for the value network: one line per searched position,
@@ -120,6 +156,14 @@ fn data_game(
 /// network's file, default the built-in one) and `NET_PRIOR_PERCENT` (the
 /// prior's weight x 100, default the engine's, 50). The engines are
 /// `optimal` at its defaults otherwise.
+///
+/// With `NET_OPPONENT_ITERS=K` one seat of every game (the second in even
+/// games, the first in odd ones) is instead a plain UCT opponent
+/// ([`UctModel`]) searching K iterations a move: the data of the engine
+/// against the kind of bot it is measured against. The engine's positions
+/// go to `NET_OUT` as above, the opponent's to `NET_OPPONENT_OUT`
+/// (default `target/uttt-net-opponent.txt`) in the same format, with the
+/// result as the value (no search of ours valued them) and no visits.
 #[test]
 #[ignore = "a tool: self-play data for the value network (minutes)"]
 fn value_net_data() {
@@ -146,8 +190,15 @@ fn value_net_data() {
             / 100.0,
         ..base
     };
+    let opponent_iters = env("NET_OPPONENT_ITERS", 0) as u32;
     let file = File::create(&out).unwrap_or_else(|e| panic!("{out}: {e}"));
     let writer = Mutex::new(BufWriter::new(file));
+    let opponent_writer = (opponent_iters > 0).then(|| {
+        let out = env_text("NET_OPPONENT_OUT", "target/uttt-net-opponent.txt");
+        let file = File::create(&out).unwrap_or_else(|e| panic!("{out}: {e}"));
+        Mutex::new(BufWriter::new(file))
+    });
+    let scores = Mutex::new([0u32; 3]);
     let next = AtomicUsize::new(0);
     let lines = AtomicUsize::new(0);
     let started = Instant::now();
@@ -158,9 +209,18 @@ fn value_net_data() {
                 if g >= games {
                     break;
                 }
-                let (seen, outcome) = data_game(
+                let opponent = (opponent_iters > 0).then_some(Opponent {
+                    iterations: opponent_iters,
+                    seat: if g.is_multiple_of(2) {
+                        Seat::Two
+                    } else {
+                        Seat::One
+                    },
+                });
+                let (seen, theirs, outcome) = match_game(
                     cfg,
                     (net, policy),
+                    opponent,
                     mix(seed, g as u64),
                     max_plies,
                     sample_before,
@@ -168,6 +228,19 @@ fn value_net_data() {
                 let Some(outcome) = outcome else {
                     continue;
                 };
+                if let (Some(o), Some(w)) = (opponent, &opponent_writer) {
+                    let ours = outcome.points(o.seat.other());
+                    let mut s = scores.lock().unwrap_or_else(|e| e.into_inner());
+                    s[(2.0 * ours) as usize] += 1;
+                    drop(s);
+                    let mut text = String::new();
+                    for pos in &theirs {
+                        let z = outcome.points(pos.to_move());
+                        text += &format!("{g} {pos} {z} {z} -\n");
+                    }
+                    let mut w = w.lock().unwrap_or_else(|e| e.into_inner());
+                    w.write_all(text.as_bytes()).expect("write the data");
+                }
                 let mut text = String::new();
                 for (pos, q, visits) in &seen {
                     let z = outcome.points(pos.to_move());
@@ -195,11 +268,19 @@ fn value_net_data() {
             });
         }
     });
-    writer
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .flush()
-        .expect("write the data");
+    for w in [Some(writer), opponent_writer].into_iter().flatten() {
+        w.into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .flush()
+            .expect("write the data");
+    }
+    if opponent_iters > 0 {
+        let s = scores.into_inner().unwrap_or_else(|e| e.into_inner());
+        println!(
+            "the engine against UCT at {opponent_iters} iterations: {} / {} / {} (W / D / L)",
+            s[2], s[1], s[0]
+        );
+    }
     println!(
         "{games} games, {} positions in {out}, {:.0} s",
         lines.load(Ordering::Relaxed),
@@ -673,6 +754,11 @@ fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut SmallRng) -> Vec
         }
         Kind::Policy => p[WP..BP].copy_from_slice(&normal(81 * H1, H1, rng)),
     }
+    // Fine-tuning: a value network's parameters to start from.
+    if let Ok(init) = std::env::var("NET_INIT") {
+        assert!(kind == Kind::Value, "NET_INIT is for value networks");
+        p = init_params(&init);
+    }
     let (mut m, mut v) = (vec![0f32; params], vec![0f32; params]);
     let (beta1, beta2, eps) = (0.9f32, 0.999f32, 1e-8f32);
     let mut step = 0i32;
@@ -750,7 +836,11 @@ fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut SmallRng) -> Vec
 /// (the value's target is this share of the game's result and the rest of
 /// the search's value, x 100, default 50), `NET_EPOCHS` (default 12),
 /// `NET_BATCH` (default 512), `NET_LR` (the first learning rate x 10 000,
-/// default 20; it falls linearly to a tenth), `NET_SEED` (default 1),
+/// default 20; it falls linearly to a tenth), `NET_INIT` (a value
+/// network's file, or `builtin`, to fine-tune instead of starting from
+/// random weights; with `NET_RECENTER=1` the fine-tuned network then
+/// gets back the first one's mean level, keeping what it learned beyond
+/// it), `NET_SEED` (default 1),
 /// `NET_THREADS` (default 2) and `NET_OUT` (the network's file, default
 /// `target/uttt-<kind>-net.bin`). One game in ten is held out; the
 /// held-out figures are printed after every epoch.
@@ -776,9 +866,45 @@ fn train_network() {
             / test_set.len().max(1) as f64;
         eprintln!("held out: the searches' values against the results: {search_z_loss:.4}");
     }
-    let p = train(kind, &train_set, &test_set, &mut rng);
+    let mut p = train(kind, &train_set, &test_set, &mut rng);
+    if env("NET_RECENTER", 0) != 0 {
+        let init = std::env::var("NET_INIT").expect("NET_RECENTER needs NET_INIT");
+        let shift = recentre(&mut p, &init_params(&init), &train_set);
+        eprintln!("recentred: the output's bias moved by {:.4}", -shift);
+        kind.report(&p, &test_set);
+    }
     std::fs::write(&out, kind.file(&p)).unwrap_or_else(|e| panic!("{out}: {e}"));
     println!("wrote {out}");
+}
+
+/// The parameters of the value network `NET_INIT` names: a file, or
+/// `builtin`.
+fn init_params(init: &str) -> Vec<f32> {
+    if init == "builtin" {
+        ValueNet::builtin().flatten()
+    } else {
+        ValueNet::load(init)
+            .unwrap_or_else(|e| panic!("NET_INIT: {e}"))
+            .flatten()
+    }
+}
+
+/// Takes from the fine-tuned value network `p` its mean shift in logit
+/// over `samples` from the network `p0` it was fine-tuned from (through
+/// the output's bias), so that it keeps the deviations it learned and
+/// `p0`'s level; returns the shift.
+fn recentre(p: &mut [f32], p0: &[f32], samples: &Samples) -> f32 {
+    let n = samples.len().max(1);
+    let shift = (0..samples.len())
+        .map(|i| {
+            let f = samples.active(i);
+            (forward_backward(p, f, 0.0, 0.0, None) - forward_backward(p0, f, 0.0, 0.0, None))
+                as f64
+        })
+        .sum::<f64>()
+        / n as f64;
+    p[B3] -= shift as f32;
+    shift as f32
 }
 
 /// Checks the gradient `g` of `loss` at `p` against central differences,
@@ -820,6 +946,30 @@ fn the_trainers_network_is_the_engines() {
 }
 
 #[test]
+fn recentring_restores_the_first_networks_mean_level() {
+    let mut rng = SmallRng::seed_from_u64(5);
+    let p0: Vec<f32> = (0..PARAMS).map(|_| rng.random_range(-0.2..0.2)).collect();
+    let mut samples = Samples::default();
+    for pos in super::playout::tests::sample_positions(13, 30) {
+        samples.push(&pos, (0.5, 0.5, 0.5), &[]);
+    }
+    // A "fine-tuned" network: a level shift and a change of its own.
+    let mut p = p0.clone();
+    p[B3] += 2.0;
+    p[W3 + 4] += 0.3;
+    let logit = |p: &[f32], i: usize| forward_backward(p, samples.active(i), 0.0, 0.0, None);
+    let shift = recentre(&mut p, &p0, &samples);
+    assert!(shift > 1.5, "{shift}");
+    let mean: f32 = (0..samples.len())
+        .map(|i| logit(&p, i) - logit(&p0, i))
+        .sum::<f32>()
+        / samples.len() as f32;
+    assert!(mean.abs() < 1e-4, "{mean}");
+    // What it learned beyond the level stays: not every position moved alike.
+    assert!((0..samples.len()).any(|i| (logit(&p, i) - logit(&p0, i)).abs() > 1e-3));
+}
+
+#[test]
 fn the_gradient_matches_finite_differences() {
     let mut rng = SmallRng::seed_from_u64(4);
     let p: Vec<f32> = (0..PARAMS).map(|_| rng.random_range(-0.2..0.2)).collect();
@@ -844,6 +994,50 @@ fn the_gradient_matches_finite_differences() {
         (first..first + H1).chain([B1 + 5, W2 + 77, B2 + 3, W3 + 1, B3]),
         loss,
     );
+}
+
+#[test]
+fn match_games_split_the_positions_by_who_moved() {
+    let cfg = SearchConfig {
+        iterations: 200,
+        ..SearchConfig::optimal()
+    };
+    for seat in [Seat::One, Seat::Two] {
+        let opponent = Opponent {
+            iterations: 300,
+            seat,
+        };
+        let (seen, theirs, outcome) = match_game(cfg, (None, None), Some(opponent), 6, 2, 20);
+        assert!(outcome.is_some());
+        assert!(seen.len() > 5 && theirs.len() > 5);
+        assert!(seen.iter().all(|s| s.0.to_move() == seat.other()));
+        assert!(theirs.iter().all(|p| p.to_move() == seat && !p.is_over()));
+        // Every position after the opening was searched by one side.
+        let plies = seen.len() + theirs.len();
+        let first = seen
+            .iter()
+            .map(|s| s.0.ply())
+            .chain(theirs.iter().map(|p| p.ply()))
+            .min();
+        assert!(first.is_some_and(|f| f <= 2));
+        let mut all: Vec<usize> = seen
+            .iter()
+            .map(|s| s.0.ply())
+            .chain(theirs.iter().map(|p| p.ply()))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), plies);
+    }
+    // The same seed, the same game.
+    let o = Some(Opponent {
+        iterations: 300,
+        seat: Seat::Two,
+    });
+    let a = match_game(cfg, (None, None), o, 9, 2, 20);
+    let b = match_game(cfg, (None, None), o, 9, 2, 20);
+    assert_eq!(a.1, b.1);
+    assert_eq!(a.2, b.2);
 }
 
 #[test]

@@ -536,6 +536,9 @@ pub struct Mcts {
     /// game ends drawn, for draw contempt at the leaves (see
     /// [`Mcts::set_draw_net`]); none by default.
     draw_net: Option<&'static ValueNet>,
+    /// A value network for the leaves where the root's opponent is to
+    /// move (see [`Mcts::set_opponent_value_net`]); none by default.
+    opponent_net: Option<&'static ValueNet>,
     /// The plain UCT opponent of the trap choice (`SearchConfig::trap`),
     /// kept for its buffer.
     trap_model: UctModel,
@@ -563,6 +566,7 @@ impl Mcts {
             net: ValueNet::builtin(),
             policy_net: PolicyNet::builtin(),
             draw_net: None,
+            opponent_net: None,
             draw_now: config.draw_value,
             trap_model: UctModel::default(),
             trap_rng: SmallRng::seed_from_u64(seed ^ 0x7a5a_7a5a_7a5a_7a5a),
@@ -591,6 +595,16 @@ impl Mcts {
     /// Off by default: docs/performance.md, fourteenth round.
     pub fn set_draw_net(&mut self, net: &'static ValueNet) {
         self.draw_net = Some(net);
+    }
+
+    /// Values the leaves where the root's opponent is to move with `net`
+    /// (with `net_eval`), the others with the value network as before: a
+    /// pair of networks trained on games against one kind of opponent,
+    /// each from its side, gives the search that opponent's chances
+    /// where it moves and ours where we do. Off by default:
+    /// docs/performance.md, twenty-first round.
+    pub fn set_opponent_value_net(&mut self, net: &'static ValueNet) {
+        self.opponent_net = Some(net);
     }
 
     /// Statistics of the last search.
@@ -996,6 +1010,24 @@ impl Mcts {
         }
     }
 
+    /// [`Mcts::leaf_value`] in a search whose root's mover is
+    /// `root_mover`: the opponent's network (if any) where the other side
+    /// is to move.
+    #[inline]
+    fn leaf_value_from(&self, pos: &Uttt, root_mover: Seat) -> f32 {
+        match self.opponent_net {
+            Some(net) if self.config.net_eval && pos.to_move() != root_mover => {
+                let v = net.value(pos);
+                if pos.to_move() == Seat::One {
+                    v
+                } else {
+                    1.0 - v
+                }
+            }
+            _ => self.leaf_value(pos),
+        }
+    }
+
     /// X's leaf value `x` for `pos` with the draw network's contempt (see
     /// [`Mcts::set_draw_net`]) for the root's mover `root_mover`: `x` as it
     /// is without a draw network or contempt.
@@ -1080,7 +1112,7 @@ impl Mcts {
                     if (cfg.value_mix != 0.0 || cfg.minimax_weight != 0.0)
                         && pos.outcome().is_none()
                     {
-                        let v = self.leaf_value(&pos);
+                        let v = self.leaf_value_from(&pos, root.to_move());
                         let e = self.with_draw_contempt(&pos, root.to_move(), v);
                         leaf_x = e;
                         let mix = self.config.value_mix;
@@ -1895,6 +1927,38 @@ mod tests {
         );
         m.search(&p);
         assert!((m.root_reward(Seat::One, 0.5) - 0.45).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_opponents_network_values_the_leaves_where_the_opponent_moves() {
+        let p = play(&[(4, 4), (4, 0)]);
+        let mut q = p;
+        q.play_unchecked(q.legal_moves()[0]);
+        let mut m = Mcts::new(SearchConfig::optimal(), 1);
+        let (own, theirs) = (m.leaf_value(&p), m.leaf_value(&q));
+        // Without a second network both sides' leaves are the value
+        // network's.
+        assert_eq!(m.leaf_value_from(&p, Seat::One), own);
+        assert_eq!(m.leaf_value_from(&q, Seat::One), theirs);
+        m.set_opponent_value_net(constant_net(0.8));
+        // X (the root's mover) to move in `p`: the value network still.
+        assert_eq!(m.leaf_value_from(&p, Seat::One), own);
+        // O to move in `q`: the opponent's network, 0.8 for O, 0.2 for X.
+        assert!((m.leaf_value_from(&q, Seat::One) - 0.2).abs() < 1e-3);
+        // With O at the root, X's leaves are the opponent's.
+        assert!((m.leaf_value_from(&p, Seat::Two) - 0.8).abs() < 1e-3);
+        assert_eq!(m.leaf_value_from(&q, Seat::Two), theirs);
+        // The search runs with it and plays a legal move.
+        let mut m = Mcts::new(
+            SearchConfig {
+                iterations: 500,
+                ..SearchConfig::optimal()
+            },
+            2,
+        );
+        m.set_opponent_value_net(constant_net(0.3));
+        let mv = m.search(&p).expect("a move");
+        assert!(p.legal_moves().contains(&mv));
     }
 
     #[test]
