@@ -1012,7 +1012,7 @@ fn match_games_split_the_positions_by_who_moved() {
         assert!(seen.len() > 5 && theirs.len() > 5);
         assert!(seen.iter().all(|s| s.0.to_move() == seat.other()));
         assert!(theirs.iter().all(|p| p.to_move() == seat && !p.is_over()));
-        // Every position after the opening was searched by one side.
+        // No ply is counted on both sides or twice.
         let plies = seen.len() + theirs.len();
         let first = seen
             .iter()

@@ -547,6 +547,18 @@ pub struct Mcts {
     trap_rng: SmallRng,
 }
 
+/// X's chances in the unfinished `pos` by the value network `net` (which
+/// gives the mover's).
+#[inline]
+fn x_value(net: &ValueNet, pos: &Uttt) -> f32 {
+    let v = net.value(pos);
+    if pos.to_move() == Seat::One {
+        v
+    } else {
+        1.0 - v
+    }
+}
+
 impl Mcts {
     /// A search with `config`, its randomness seeded by `seed`.
     pub fn new(config: SearchConfig, seed: u64) -> Self {
@@ -999,12 +1011,7 @@ impl Mcts {
     #[inline]
     fn leaf_value(&self, pos: &Uttt) -> f32 {
         if self.config.net_eval {
-            let v = self.net.value(pos);
-            if pos.to_move() == Seat::One {
-                v
-            } else {
-                1.0 - v
-            }
+            x_value(self.net, pos)
         } else {
             position_value(pos, &self.config)
         }
@@ -1016,14 +1023,7 @@ impl Mcts {
     #[inline]
     fn leaf_value_from(&self, pos: &Uttt, root_mover: Seat) -> f32 {
         match self.opponent_net {
-            Some(net) if self.config.net_eval && pos.to_move() != root_mover => {
-                let v = net.value(pos);
-                if pos.to_move() == Seat::One {
-                    v
-                } else {
-                    1.0 - v
-                }
-            }
+            Some(net) if self.config.net_eval && pos.to_move() != root_mover => x_value(net, pos),
             _ => self.leaf_value(pos),
         }
     }
