@@ -94,17 +94,35 @@ fn the_positions_have_the_stated_distance() {
 
 #[test]
 fn optimal_keeps_every_forced_win() {
-    // The defaults, and implicit minimax backups off and on whatever the
-    // defaults are.
+    // The defaults, implicit minimax backups off and on whatever the
+    // defaults are, and the configuration the README names for MCTS
+    // opponents (`optimal:model=0.5,trap=1`).
     let defaults = SearchConfig::optimal();
-    for minimax_weight in [defaults.minimax_weight, 0.0, 0.3] {
+    let against_mcts = SearchConfig {
+        opponent_model: 0.5,
+        trap: true,
+        ..defaults
+    };
+    let configs = [
+        defaults,
+        SearchConfig {
+            minimax_weight: 0.0,
+            ..defaults
+        },
+        SearchConfig {
+            minimax_weight: 0.3,
+            ..defaults
+        },
+        against_mcts,
+    ];
+    for base in configs {
+        let minimax_weight = base.minimax_weight;
         for (i, (pos, plies)) in positions().into_iter().enumerate() {
             let cfg = SearchConfig {
                 // The search stops once the root is proven: the hardest of
                 // these takes about 11 000 iterations.
                 iterations: 50_000,
-                minimax_weight,
-                ..defaults
+                ..base
             };
             let mut m = Mcts::new(cfg, i as u64);
             let mv = m.search(&pos).expect("a move");
@@ -119,7 +137,8 @@ fn optimal_keeps_every_forced_win() {
                 || loses_within(&next, plies + 3, &mut budget) == Some(true);
             assert!(
                 kept,
-                "{pos} (win in {plies} plies, minimax {minimax_weight}): {mv} lets it go"
+                "{pos} (win in {plies} plies, minimax {minimax_weight}, model {}): {mv} lets it go",
+                base.opponent_model
             );
             assert!(m.stats().proven, "{pos}: the win was not proven");
         }
