@@ -98,11 +98,10 @@ fn optimal_keeps_every_forced_win() {
     // defaults are, and the configuration the README names for MCTS
     // opponents (`optimal:model=0.5,trap=1`).
     let defaults = SearchConfig::optimal();
-    let against_mcts = SearchConfig {
-        opponent_model: 0.5,
-        trap: true,
-        ..defaults
-    };
+    // Read from the bot text users type, so the test follows the README.
+    let params = crate::bot::Params::parse("optimal", "model=0.5,trap=1").expect("parameters");
+    let against_mcts = super::search_config(defaults, &params, true).expect("a configuration");
+    assert!(against_mcts.opponent_model == 0.5 && against_mcts.trap);
     let configs = [
         defaults,
         SearchConfig {
