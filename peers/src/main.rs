@@ -287,23 +287,13 @@ fn play_game(
         PolicyNet::builtin,
         PolicyNet::load,
     ));
-    if std::env::var_os("PEERS_DRAW_NET").is_some() {
-        static DRAW: OnceLock<ValueNet> = OnceLock::new();
-        engine.set_draw_net(network(
-            &DRAW,
-            "PEERS_DRAW_NET",
-            ValueNet::builtin,
-            ValueNet::load,
-        ));
+    static DRAW: OnceLock<ValueNet> = OnceLock::new();
+    if let Some(net) = optional_value_net(&DRAW, "PEERS_DRAW_NET") {
+        engine.set_draw_net(net);
     }
-    if std::env::var_os("PEERS_OPPONENT_NET").is_some() {
-        static OPPONENT: OnceLock<ValueNet> = OnceLock::new();
-        engine.set_opponent_value_net(network(
-            &OPPONENT,
-            "PEERS_OPPONENT_NET",
-            ValueNet::builtin,
-            ValueNet::load,
-        ));
+    static OPPONENT: OnceLock<ValueNet> = OnceLock::new();
+    if let Some(net) = optional_value_net(&OPPONENT, "PEERS_OPPONENT_NET") {
+        engine.set_opponent_value_net(net);
     }
     let mut rng = rand08::rngs::SmallRng::seed_from_u64(seed ^ 0x5eed);
     let mut ply = opening.len();
@@ -680,6 +670,13 @@ fn network<N: Send + Sync>(
         eprintln!("{e}");
         std::process::exit(2)
     })
+}
+
+/// The value network loaded from the file `var` names, or `None` when `var`
+/// is unset: the networks that are off unless a run asks for them.
+fn optional_value_net(cell: &'static OnceLock<ValueNet>, var: &str) -> Option<&'static ValueNet> {
+    std::env::var_os(var)?;
+    Some(network(cell, var, ValueNet::builtin, ValueNet::load))
 }
 
 /// A 0-or-1 knob from the environment, if set; anything else is an error
