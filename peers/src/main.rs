@@ -42,7 +42,10 @@
 //! network trained with `NET_KIND=draw`: with `PEERS_DRAW`, contempt for
 //! the draws it foresees at the leaves) and `PEERS_OPPONENT_NET=FILE` (a
 //! value network for the leaves where MCTSBot is to move, trained on the
-//! UCT opponent's side of `NET_OPPONENT_ITERS` data) change our engine's settings, to
+//! UCT opponent's side of `NET_OPPONENT_ITERS` data) and
+//! `PEERS_OPPONENT_POLICY=FILE` (a policy network for the priors of
+//! MCTSBot's moves in our tree, trained on its own choices: see
+//! `PEERS_EXPORT_MOVES`) change our engine's settings, to
 //! try a lever against MCTSBot. The settings that differ from the defaults
 //! and the network files are printed before the table.
 //!
@@ -58,6 +61,12 @@
 //! both, whether the games drawn or lost at equal time are won with more
 //! time, that is, whether they are lost to strength or locked by the
 //! opening.
+//!
+//! `PEERS_EXPORT_MOVES=LOG[,LOG...]` instead writes to standard output,
+//! as training data for `NET_KIND=policy` (the format of the engine's
+//! `value_net_data`), every move MCTSBot chose with two or more legal
+//! moves in the games of such logs: the position, and its legal moves
+//! with the one played as the only one visited.
 //!
 //! `PEERS_MODEL_CHECK=N` (with `PEERS_MODEL_ITERS=K`, default 5000)
 //! instead checks that model against MCTSBot itself: on N positions from
@@ -288,12 +297,28 @@ fn play_game(
         PolicyNet::load,
     ));
     static DRAW: OnceLock<ValueNet> = OnceLock::new();
-    if let Some(net) = optional_value_net(&DRAW, "PEERS_DRAW_NET") {
+    if let Some(net) = optional_net(&DRAW, "PEERS_DRAW_NET", ValueNet::builtin, ValueNet::load) {
         engine.set_draw_net(net);
     }
     static OPPONENT: OnceLock<ValueNet> = OnceLock::new();
-    if let Some(net) = optional_value_net(&OPPONENT, "PEERS_OPPONENT_NET") {
+    let opponent = optional_net(
+        &OPPONENT,
+        "PEERS_OPPONENT_NET",
+        ValueNet::builtin,
+        ValueNet::load,
+    );
+    if let Some(net) = opponent {
         engine.set_opponent_value_net(net);
+    }
+    static OPPONENT_POLICY: OnceLock<PolicyNet> = OnceLock::new();
+    let opponent_policy = optional_net(
+        &OPPONENT_POLICY,
+        "PEERS_OPPONENT_POLICY",
+        PolicyNet::builtin,
+        PolicyNet::load,
+    );
+    if let Some(net) = opponent_policy {
+        engine.set_opponent_policy_net(net);
     }
     let mut rng = rand08::rngs::SmallRng::seed_from_u64(seed ^ 0x5eed);
     let mut ply = opening.len();
@@ -496,8 +521,22 @@ fn replay_games(path: &str) -> Result<Vec<(u64, usize, Seat)>, String> {
     parse_replay(&text).map_err(|e| format!("{path}:{e}"))
 }
 
-/// [`replay_games`] on the log's text; the error starts with the line.
-fn parse_replay(text: &str) -> Result<Vec<(u64, usize, Seat)>, String> {
+/// One game of a `PEERS_GAMES` log.
+struct LoggedGame<'a> {
+    /// The openings' seed.
+    seed: u64,
+    pair: usize,
+    /// Our seat.
+    seat: Seat,
+    /// Our points.
+    points: f64,
+    /// The moves, space separated, ours with `=` and our root's value.
+    moves: &'a str,
+}
+
+/// The games of a `PEERS_GAMES` log's text; the error starts with the
+/// line.
+fn logged_games(text: &str) -> Result<Vec<LoggedGame<'_>>, String> {
     let mut games = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split('\t').collect();
@@ -505,19 +544,67 @@ fn parse_replay(text: &str) -> Result<Vec<(u64, usize, Seat)>, String> {
         if fields.len() != 7 {
             return Err(bad("expected a PEERS_GAMES line (7 tab-separated fields)"));
         }
-        let seed: u64 = fields[1].parse().map_err(|_| bad("bad openings' seed"))?;
-        let pair: usize = fields[2].parse().map_err(|_| bad("bad pair"))?;
-        let seat = match fields[3] {
-            "1" => Seat::One,
-            "2" => Seat::Two,
-            _ => return Err(bad("our seat is not 1 or 2")),
-        };
-        let points: f64 = fields[4].parse().map_err(|_| bad("bad points"))?;
-        if points < 1.0 {
-            games.push((seed, pair, seat));
-        }
+        games.push(LoggedGame {
+            seed: fields[1].parse().map_err(|_| bad("bad openings' seed"))?,
+            pair: fields[2].parse().map_err(|_| bad("bad pair"))?,
+            seat: match fields[3] {
+                "1" => Seat::One,
+                "2" => Seat::Two,
+                _ => return Err(bad("our seat is not 1 or 2")),
+            },
+            points: fields[4].parse().map_err(|_| bad("bad points"))?,
+            moves: fields[6],
+        });
     }
     Ok(games)
+}
+
+/// [`replay_games`] on the log's text; the error starts with the line.
+fn parse_replay(text: &str) -> Result<Vec<(u64, usize, Seat)>, String> {
+    Ok(logged_games(text)?
+        .into_iter()
+        .filter(|g| g.points < 1.0)
+        .map(|g| (g.seed, g.pair, g.seat))
+        .collect())
+}
+
+/// MCTSBot's choices in a `PEERS_GAMES` log's games, as training lines
+/// for a policy network (game, position, MCTSBot's points twice, then
+/// every legal move as `BC:visits`, the one played with 1 and the others
+/// with 0); positions with one legal move are left out. Each game's
+/// number comes from its openings' seed, pair and seat, so that the
+/// trainer holds out whole games. The error starts with the line.
+fn opponent_moves(text: &str) -> Result<String, String> {
+    let mut data = String::new();
+    for (i, g) in logged_games(text)?.into_iter().enumerate() {
+        let bad = |what: &str| format!("{}: {what}", i + 1);
+        let ours = g.seat;
+        let theirs = 1.0 - g.points;
+        let game = (g.seed * 1_000_000 + g.pair as u64) * 2 + u64::from(ours == Seat::Two);
+        let mut pos = Uttt::new();
+        for (ply, word) in g.moves.split(' ').enumerate() {
+            let digits = word.split('=').next().unwrap_or("").as_bytes();
+            let mv = match digits {
+                [b, c] => UtttMove::new(b.wrapping_sub(b'0'), c.wrapping_sub(b'0')),
+                _ => None,
+            }
+            .filter(|&mv| pos.is_legal(mv))
+            .ok_or_else(|| bad(&format!("move {} '{word}' is not a legal move", ply + 1)))?;
+            let moves = pos.legal_moves();
+            if ply >= 2 && pos.to_move() != ours && moves.len() >= 2 {
+                let visits: Vec<String> = moves
+                    .iter()
+                    .map(|&m| format!("{}:{}", move_digits(m), u8::from(m == mv)))
+                    .collect();
+                data.push_str(&format!(
+                    "{game} {pos} {theirs} {theirs} {}\n",
+                    visits.join(",")
+                ));
+            }
+            pos.play_unchecked(mv);
+        }
+    }
+    Ok(data)
 }
 
 /// The per-game log of `PEERS_GAMES`: the file, opened for appending, or
@@ -672,11 +759,16 @@ fn network<N: Send + Sync>(
     })
 }
 
-/// The value network loaded from the file `var` names, or `None` when `var`
-/// is unset: the networks that are off unless a run asks for them.
-fn optional_value_net(cell: &'static OnceLock<ValueNet>, var: &str) -> Option<&'static ValueNet> {
+/// The network loaded from the file `var` names, or `None` when `var` is
+/// unset: the networks that are off unless a run asks for them.
+fn optional_net<N: Send + Sync>(
+    cell: &'static OnceLock<N>,
+    var: &str,
+    builtin: fn() -> &'static N,
+    load: fn(&str) -> Result<N, String>,
+) -> Option<&'static N> {
     std::env::var_os(var)?;
-    Some(network(cell, var, ValueNet::builtin, ValueNet::load))
+    Some(network(cell, var, builtin, load))
 }
 
 /// A 0-or-1 knob from the environment, if set; anything else is an error
@@ -728,6 +820,24 @@ fn main() {
             std::process::exit(2)
         })
     });
+    if let Ok(logs) = std::env::var("PEERS_EXPORT_MOVES") {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        for path in logs.split(',') {
+            let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+                eprintln!("PEERS_EXPORT_MOVES={path}: {e}");
+                std::process::exit(2)
+            });
+            let data = opponent_moves(&text).unwrap_or_else(|e| {
+                eprintln!("PEERS_EXPORT_MOVES={path}:{e}");
+                std::process::exit(2)
+            });
+            if let Err(e) = out.write_all(data.as_bytes()).and_then(|()| out.flush()) {
+                eprintln!("PEERS_EXPORT_MOVES: standard output: {e}");
+                std::process::exit(2)
+            }
+        }
+        return;
+    }
     if let Some(n) = env_count("PEERS_MODEL_CHECK") {
         model_check(n as usize, env_count("PEERS_MODEL_ITERS").unwrap_or(5000));
         return;
@@ -745,6 +855,7 @@ fn main() {
         "PEERS_POLICY_NET_WEIGHTS",
         "PEERS_DRAW_NET",
         "PEERS_OPPONENT_NET",
+        "PEERS_OPPONENT_POLICY",
     ] {
         if let Ok(file) = std::env::var(var) {
             println!("ours: {var}={file}");
@@ -898,6 +1009,47 @@ mod tests {
         assert!(parse_replay("garbage").is_err_and(|e| e.starts_with("1: ")));
         // The openings are those of the run that logged the games.
         assert_eq!(openings(7, 3)[..2], openings(7, 2)[..]);
+    }
+
+    #[test]
+    fn the_export_takes_mctsbots_choices_with_a_choice_and_names_a_bad_move() {
+        // We are O (seat 2): after the opening 44 40, MCTSBot (X) plays 04,
+        // we answer 42 and MCTSBot plays 24.
+        let log = "1000\t3\t5\t2\t0.5\t5\t44 40 04 42=0.5 24\n";
+        let data = opponent_moves(log).expect("a good log");
+        let lines: Vec<&str> = data.lines().collect();
+        assert_eq!(lines.len(), 2, "{data}");
+        let game = (3 * 1_000_000 + 5) * 2 + 1;
+        let mut pos = Uttt::new();
+        for (b, c) in [(4, 4), (4, 0)] {
+            pos.play_unchecked(UtttMove::new(b, c).expect("a move"));
+        }
+        let fields: Vec<&str> = lines[0].split(' ').collect();
+        assert_eq!(
+            fields[..4],
+            [&*game.to_string(), &*pos.to_string(), "0.5", "0.5"]
+        );
+        // Every legal move is listed once, the one played with a visit.
+        let visits: Vec<&str> = fields[4].split(',').collect();
+        assert_eq!(visits.len(), pos.legal_moves().len());
+        assert_eq!(
+            visits
+                .iter()
+                .filter(|v| v.ends_with(":1"))
+                .collect::<Vec<_>>(),
+            [&"04:1"]
+        );
+        assert!(lines[1]
+            .split(' ')
+            .nth(4)
+            .is_some_and(|v| v.contains("24:1")));
+        // A move that is not legal there names its line and place.
+        let bad = "1000\t3\t5\t2\t0.5\t3\t44 40 44\n";
+        assert_eq!(
+            opponent_moves(&format!("{log}{bad}")),
+            Err("2: move 3 '44' is not a legal move".into())
+        );
+        assert!(opponent_moves("garbage").is_err_and(|e| e.starts_with("1: ")));
     }
 
     #[test]

@@ -754,10 +754,9 @@ fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut SmallRng) -> Vec
         }
         Kind::Policy => p[WP..BP].copy_from_slice(&normal(81 * H1, H1, rng)),
     }
-    // Fine-tuning: a value network's parameters to start from.
+    // Fine-tuning: a network's parameters to start from.
     if let Ok(init) = std::env::var("NET_INIT") {
-        assert!(kind == Kind::Value, "NET_INIT is for value networks");
-        p = init_params(&init);
+        p = init_params(kind, &init);
     }
     let (mut m, mut v) = (vec![0f32; params], vec![0f32; params]);
     let (beta1, beta2, eps) = (0.9f32, 0.999f32, 1e-8f32);
@@ -836,11 +835,11 @@ fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut SmallRng) -> Vec
 /// (the value's target is this share of the game's result and the rest of
 /// the search's value, x 100, default 50), `NET_EPOCHS` (default 12),
 /// `NET_BATCH` (default 512), `NET_LR` (the first learning rate x 10 000,
-/// default 20; it falls linearly to a tenth), `NET_INIT` (a value
-/// network's file, or `builtin`, to fine-tune instead of starting from
-/// random weights; with `NET_RECENTER=1` the fine-tuned network then
-/// gets back the first one's mean level, keeping what it learned beyond
-/// it), `NET_SEED` (default 1),
+/// default 20; it falls linearly to a tenth), `NET_INIT` (a file of
+/// the network's kind, or `builtin`, to fine-tune instead of starting
+/// from random weights; for a value network, with `NET_RECENTER=1` the
+/// fine-tuned network then gets back the first one's mean level, keeping
+/// what it learned beyond it), `NET_SEED` (default 1),
 /// `NET_THREADS` (default 2) and `NET_OUT` (the network's file, default
 /// `target/uttt-<kind>-net.bin`). One game in ten is held out; the
 /// held-out figures are printed after every epoch.
@@ -868,8 +867,9 @@ fn train_network() {
     }
     let mut p = train(kind, &train_set, &test_set, &mut rng);
     if env("NET_RECENTER", 0) != 0 {
+        assert!(kind == Kind::Value, "NET_RECENTER is for value networks");
         let init = std::env::var("NET_INIT").expect("NET_RECENTER needs NET_INIT");
-        let shift = recentre(&mut p, &init_params(&init), &train_set);
+        let shift = recentre(&mut p, &init_params(kind, &init), &train_set);
         eprintln!("recentred: the output's bias moved by {:.4}", -shift);
         kind.report(&p, &test_set);
     }
@@ -877,15 +877,15 @@ fn train_network() {
     println!("wrote {out}");
 }
 
-/// The parameters of the value network `NET_INIT` names: a file, or
-/// `builtin`.
-fn init_params(init: &str) -> Vec<f32> {
-    if init == "builtin" {
-        ValueNet::builtin().flatten()
-    } else {
-        ValueNet::load(init)
-            .unwrap_or_else(|e| panic!("NET_INIT: {e}"))
-            .flatten()
+/// The parameters of the network of `kind` that `NET_INIT` names: a
+/// file, or `builtin`.
+fn init_params(kind: Kind, init: &str) -> Vec<f32> {
+    let loaded = |e: String| -> Vec<f32> { panic!("NET_INIT: {e}") };
+    match (kind, init) {
+        (Kind::Value, "builtin") => ValueNet::builtin().flatten(),
+        (Kind::Value, file) => ValueNet::load(file).map_or_else(loaded, |n| n.flatten()),
+        (Kind::Policy, "builtin") => PolicyNet::builtin().flatten(),
+        (Kind::Policy, file) => PolicyNet::load(file).map_or_else(loaded, |n| n.flatten()),
     }
 }
 

@@ -539,6 +539,9 @@ pub struct Mcts {
     /// A value network for the leaves where the root's opponent is to
     /// move (see [`Mcts::set_opponent_value_net`]); none by default.
     opponent_net: Option<&'static ValueNet>,
+    /// A policy network for the priors of the opponent's moves (see
+    /// [`Mcts::set_opponent_policy_net`]); none by default.
+    opponent_policy: Option<&'static PolicyNet>,
     /// The plain UCT opponent of the trap choice (`SearchConfig::trap`),
     /// kept for its buffer.
     trap_model: UctModel,
@@ -579,6 +582,7 @@ impl Mcts {
             policy_net: PolicyNet::builtin(),
             draw_net: None,
             opponent_net: None,
+            opponent_policy: None,
             draw_now: config.draw_value,
             trap_model: UctModel::default(),
             trap_rng: SmallRng::seed_from_u64(seed ^ 0x7a5a_7a5a_7a5a_7a5a),
@@ -617,6 +621,15 @@ impl Mcts {
     /// docs/performance.md, twenty-first round.
     pub fn set_opponent_value_net(&mut self, net: &'static ValueNet) {
         self.opponent_net = Some(net);
+    }
+
+    /// Takes the priors of the root's opponent's moves from `net` (with
+    /// `net_policy`), ours from the policy network as before: a network
+    /// trained on one opponent's own move choices steers the search's
+    /// visits among that opponent's replies to the ones it plays. Off by
+    /// default: docs/performance.md, twenty-fifth round.
+    pub fn set_opponent_policy_net(&mut self, net: &'static PolicyNet) {
+        self.opponent_policy = Some(net);
     }
 
     /// Statistics of the last search.
@@ -676,8 +689,9 @@ impl Mcts {
         Some(target.max(Duration::from_micros(200)))
     }
 
-    /// Adds the children of `idx` (at position `pos`), with their priors.
-    fn expand(&mut self, idx: usize, pos: &Uttt) {
+    /// Adds the children of `idx` (at position `pos`), with their priors;
+    /// `ours`: whether they are the root mover's moves.
+    fn expand(&mut self, idx: usize, pos: &Uttt, ours: bool) {
         let first = self.nodes.len();
         let moves = pos.legal_moves();
         let mut values = [0f32; 81];
@@ -686,7 +700,11 @@ impl Mcts {
             || self.config.fpu_reduction.is_none()
         {
             if self.config.net_policy {
-                self.policy_net.logits(pos, &moves, &mut values);
+                let net = match self.opponent_policy {
+                    Some(net) if !ours => net,
+                    _ => self.policy_net,
+                };
+                net.logits(pos, &moves, &mut values);
             } else if self.config.learned_prior {
                 learned_priors(pos, &moves, &self.config.policy, &mut values);
             } else {
@@ -1090,7 +1108,7 @@ impl Mcts {
                         && self.stats[idx].visits + 1 >= self.expand_threshold()
                         && self.nodes.len() + 81 <= self.node_cap()
                     {
-                        self.expand(idx, &pos);
+                        self.expand(idx, &pos, ours);
                         // Decisive move: a child that wins the game at once
                         // is played (and so proven) straight away.
                         let child = match self.decisive_child(idx, &pos) {
@@ -1826,7 +1844,7 @@ mod tests {
         let child = m.children(0).next().unwrap();
         let mut after = p;
         after.play_unchecked(m.nodes[child].mv);
-        m.expand(child, &after);
+        m.expand(child, &after, false);
         let grandchild = m.children(child).next().unwrap();
         m.backpropagate(&[0, child, grandchild], p.to_move(), (0.5, 0.5, 0.5), 0.5);
         assert!((m.stats[child].reward - 0.4).abs() < 1e-6);
@@ -1839,7 +1857,7 @@ mod tests {
             ..cfg(0.4)
         };
         let mut m = expanded_root(ours_only, &p);
-        m.expand(child, &after);
+        m.expand(child, &after, false);
         m.backpropagate(&[0, child, grandchild], p.to_move(), (0.5, 0.5, 0.5), 0.5);
         assert!((m.stats[child].reward - 0.4).abs() < 1e-6);
         assert!((m.stats[grandchild].reward - 0.5).abs() < 1e-6);
@@ -2214,7 +2232,7 @@ mod tests {
         let mut m = Mcts::new(cfg, 1);
         m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
         m.stats.push(Stats::leaf(0.0));
-        m.expand(0, p);
+        m.expand(0, p, true);
         m
     }
 
@@ -2545,6 +2563,74 @@ mod tests {
     }
 
     #[test]
+    fn the_opponent_policy_gives_the_priors_of_the_opponents_moves_only() {
+        // A network with every logit 0: a uniform prior where it applies.
+        let flat: &'static PolicyNet = Box::leak(Box::new(PolicyNet::zeros()));
+        let p = play(&[(4, 4), (4, 0)]);
+        let priors = |m: &Mcts, idx: usize| -> Vec<f32> {
+            m.children(idx).map(|i| m.nodes[i].explore).collect()
+        };
+        let spread = |ps: &[f32]| {
+            let (lo, hi) = ps
+                .iter()
+                .fold((1f32, 0f32), |(a, b), &x| (a.min(x), b.max(x)));
+            hi - lo
+        };
+        let grow = |with: bool| {
+            let mut m = Mcts::new(SearchConfig::optimal(), 1);
+            if with {
+                m.set_opponent_policy_net(flat);
+            }
+            m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
+            m.stats.push(Stats::leaf(0.0));
+            m.expand(0, &p, true);
+            let kid = m.children(0).next().expect("a child");
+            let mut q = p;
+            q.play_unchecked(m.nodes[kid].mv);
+            m.expand(kid, &q, false);
+            (priors(&m, 0), priors(&m, kid))
+        };
+        let (ours_off, theirs_off) = grow(false);
+        let (ours_on, theirs_on) = grow(true);
+        // Our moves keep the built-in network's priors.
+        assert_eq!(ours_on, ours_off);
+        assert!(spread(&ours_on) > 0.05, "{ours_on:?}");
+        // The opponent's come from the other network: uniform, up to the
+        // tie-breaking noise, where the built-in one is not.
+        assert!(spread(&theirs_off) > 0.05, "{theirs_off:?}");
+        assert!(spread(&theirs_on) < 1e-3, "{theirs_on:?}");
+        let n = theirs_on.len() as f32;
+        assert!(theirs_on.iter().all(|&x| (x - 1.0 / n).abs() < 1e-3));
+    }
+
+    #[test]
+    fn searches_with_an_opponent_policy_are_deterministic_legal_and_differ() {
+        let flat: &'static PolicyNet = Box::leak(Box::new(PolicyNet::zeros()));
+        let cfg = SearchConfig {
+            iterations: 3000,
+            ..SearchConfig::optimal()
+        };
+        let game = |with: bool| -> Vec<UtttMove> {
+            let mut m = Mcts::new(cfg, 7);
+            if with {
+                m.set_opponent_policy_net(flat);
+            }
+            let mut pos = Uttt::new();
+            let mut moves = Vec::new();
+            while !pos.is_over() && moves.len() < 30 {
+                let mv = m.search(&pos).expect("a move");
+                assert!(pos.is_legal(mv), "{mv} in {pos}");
+                pos.play_unchecked(mv);
+                moves.push(mv);
+            }
+            moves
+        };
+        let first = game(true);
+        assert_eq!(first, game(true));
+        assert_ne!(first, game(false));
+    }
+
+    #[test]
     fn the_opponent_model_steers_only_the_opponents_choices() {
         let p = play(&[(4, 4), (4, 0)]);
         let model = |b: f32| SearchConfig {
@@ -2555,7 +2641,7 @@ mod tests {
         let kid = m.children(0).next().expect("a child");
         let mut q = p;
         q.play_unchecked(m.nodes[kid].mv);
-        m.expand(kid, &q);
+        m.expand(kid, &q, false);
         let grandkid = m.children(kid).next().expect("a grandchild");
         assert_eq!(m.model.len(), m.nodes.len());
         // X (the root's mover) loses by the network's value but wins the
@@ -2572,7 +2658,7 @@ mod tests {
         assert_eq!(m.nodes[kid].base, 0.0);
         // Half weight: the opponent's node reads the average of both views.
         let mut h = expanded_root(model(0.5), &p);
-        h.expand(kid, &q);
+        h.expand(kid, &q, false);
         for _ in 0..4 {
             h.backpropagate(&[0, kid, grandkid], Seat::One, (0.0, 0.0, 1.0), 0.0);
         }
@@ -2580,7 +2666,7 @@ mod tests {
         assert_eq!(h.nodes[kid].base, 0.0);
         // Off, no playouts are summed and the node reads its mean.
         let mut off = expanded_root(model(0.0), &p);
-        off.expand(kid, &q);
+        off.expand(kid, &q, false);
         off.backpropagate(&[0, kid, grandkid], Seat::One, (0.0, 0.0, 1.0), 0.0);
         assert!(off.model.is_empty());
         assert_eq!(off.nodes[grandkid].base, 1.0);
