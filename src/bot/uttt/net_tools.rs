@@ -857,6 +857,12 @@ fn train_network() {
     let z_share = env("NET_Z_PERCENT", 50) as f32 / 100.0;
     let out = env_text("NET_OUT", &format!("target/uttt-{name}-net.bin"));
     let mut rng = SmallRng::seed_from_u64(env("NET_SEED", 1) as u64);
+    // The network to recentre on, checked before the data is read and
+    // the network trained.
+    let recenter = (env("NET_RECENTER", 0) != 0).then(|| {
+        assert!(kind == Kind::Value, "NET_RECENTER is for value networks");
+        std::env::var("NET_INIT").expect("NET_RECENTER needs NET_INIT")
+    });
     let (train_set, test_set) = load_samples(&data, z_share, draws);
     if kind == Kind::Value && !draws {
         let search_z_loss = (0..test_set.len())
@@ -866,9 +872,7 @@ fn train_network() {
         eprintln!("held out: the searches' values against the results: {search_z_loss:.4}");
     }
     let mut p = train(kind, &train_set, &test_set, &mut rng);
-    if env("NET_RECENTER", 0) != 0 {
-        assert!(kind == Kind::Value, "NET_RECENTER is for value networks");
-        let init = std::env::var("NET_INIT").expect("NET_RECENTER needs NET_INIT");
+    if let Some(init) = recenter {
         let shift = recentre(&mut p, &init_params(kind, &init), &train_set);
         eprintln!("recentred: the output's bias moved by {:.4}", -shift);
         kind.report(&p, &test_set);
