@@ -45,7 +45,10 @@
 //! UCT opponent's side of `NET_OPPONENT_ITERS` data) and
 //! `PEERS_OPPONENT_POLICY=FILE` (a policy network for the priors of
 //! MCTSBot's moves in our tree, trained on its own choices: see
-//! `PEERS_EXPORT_MOVES`) change our engine's settings, to
+//! `PEERS_EXPORT_MOVES`) and `PEERS_REPLY_NET=FILE` with `PEERS_REPLY=M`
+//! (our choices read their replies' values mixed at weight M with the
+//! expectation under that network's probabilities of them) change our
+//! engine's settings, to
 //! try a lever against MCTSBot. The settings that differ from the defaults
 //! and the network files are printed before the table.
 //!
@@ -319,6 +322,15 @@ fn play_game(
     );
     if let Some(net) = opponent_policy {
         engine.set_opponent_policy_net(net);
+    }
+    static REPLY: OnceLock<PolicyNet> = OnceLock::new();
+    if let Some(net) = optional_net(
+        &REPLY,
+        "PEERS_REPLY_NET",
+        PolicyNet::builtin,
+        PolicyNet::load,
+    ) {
+        engine.set_reply_net(net);
     }
     let mut rng = rand08::rngs::SmallRng::seed_from_u64(seed ^ 0x5eed);
     let mut ply = opening.len();
@@ -743,6 +755,9 @@ fn our_config() -> SearchConfig {
     if let Some(on) = env_switch("PEERS_TRAP") {
         cfg.trap = on;
     }
+    if let Some(m) = env_number("PEERS_REPLY", 0.0..=1.0) {
+        cfg.reply_weight = m;
+    }
     cfg
 }
 
@@ -843,11 +858,15 @@ fn main() {
         return;
     }
     let base = our_config();
+    if (base.reply_weight != 0.0) != std::env::var_os("PEERS_REPLY_NET").is_some() {
+        eprintln!("PEERS_REPLY and PEERS_REPLY_NET go together: the weight and the network it weighs replies by");
+        std::process::exit(2);
+    }
     let log = games_log();
     if base != SearchConfig::optimal() {
         println!(
-            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C), contempt fading over {} plies (PEERS_DRAW_FADE, 0: never), for unproven draws only {} (PEERS_DRAW_UNPROVEN), for our choices only {} (PEERS_DRAW_OURS), PUCT {} (PEERS_PUCT, 0: off) with first-play reduction {} (PEERS_FPU) and prior temperature {} (PEERS_TEMP), opponent's constant times {} (PEERS_OPP), opponent model {} (PEERS_MODEL), trap choice {} (PEERS_TRAP)",
-            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy, base.swindle, base.exploration, base.draw_fade_plies, base.contempt_unproven_only, base.contempt_ours_only, base.puct, base.puct_fpu, base.puct_temperature, base.puct_opponent, base.opponent_model, base.trap
+            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C), contempt fading over {} plies (PEERS_DRAW_FADE, 0: never), for unproven draws only {} (PEERS_DRAW_UNPROVEN), for our choices only {} (PEERS_DRAW_OURS), PUCT {} (PEERS_PUCT, 0: off) with first-play reduction {} (PEERS_FPU) and prior temperature {} (PEERS_TEMP), opponent's constant times {} (PEERS_OPP), opponent model {} (PEERS_MODEL), trap choice {} (PEERS_TRAP), reply expectation's weight {} (PEERS_REPLY)",
+            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy, base.swindle, base.exploration, base.draw_fade_plies, base.contempt_unproven_only, base.contempt_ours_only, base.puct, base.puct_fpu, base.puct_temperature, base.puct_opponent, base.opponent_model, base.trap, base.reply_weight
         );
     }
     for var in [
@@ -856,6 +875,7 @@ fn main() {
         "PEERS_DRAW_NET",
         "PEERS_OPPONENT_NET",
         "PEERS_OPPONENT_POLICY",
+        "PEERS_REPLY_NET",
     ] {
         if let Ok(file) = std::env::var(var) {
             println!("ours: {var}={file}");

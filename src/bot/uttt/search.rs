@@ -332,6 +332,16 @@ pub struct SearchConfig {
     /// too, the mean mixed here is the one already mixed with the minimax
     /// value.
     pub opponent_model: f32,
+    /// The weight `m` of a reply network's expectation (see
+    /// [`Mcts::set_reply_net`]; nothing without one), from 0 (off, the
+    /// default) to 1. At the nodes where the root's opponent is to move,
+    /// our selection reads `(1 - m) * mean + m * e` instead of the mean,
+    /// where `e` is our expected value over the node's visited replies
+    /// weighed by the network's probabilities of them (a proven reply at
+    /// its exact value). The opponent's visits still follow our own
+    /// prior and means, so its refutations are searched as before; only
+    /// our choice between moves counts the replies it is likely to play.
+    pub reply_weight: f32,
     /// The trap choice: at a root proven a draw (or a loss) with no
     /// winning move, play the drawn (lost) move after which a plain UCT
     /// opponent (uct_model.rs: random playouts, as board-game's MCTSBot
@@ -402,6 +412,7 @@ impl SearchConfig {
             puct_temperature: 1.0,
             puct_opponent: 1.0,
             opponent_model: 0.0,
+            reply_weight: 0.0,
             trap: false,
         }
     }
@@ -459,6 +470,7 @@ impl SearchConfig {
             puct_temperature: 1.0,
             puct_opponent: 1.0,
             opponent_model: 0.0,
+            reply_weight: 0.0,
             trap: false,
         }
     }
@@ -495,7 +507,30 @@ fn mover_reward(mover: Seat, x_points: f32, draw: f32) -> f32 {
 }
 
 /// The buffers of a tree: nodes, statistics, minimax values, playout sums.
-type Spare = (Vec<Node>, Vec<Stats>, Vec<f32>, Vec<f64>);
+type Spare = (Vec<Node>, Vec<Stats>, Vec<f32>, Vec<f64>, Vec<Reply>);
+
+/// With a reply network (see [`Mcts::set_reply_net`]), what a node adds
+/// to the expectation: the network's probability of the move into it, for
+/// the moves of the root's opponent, and, for the nodes where the
+/// opponent is to move, the weighed sum of its visited replies' values
+/// for us and the sum of their weights.
+#[derive(Clone, Copy, Debug, Default)]
+struct Reply {
+    p: f32,
+    weights: f32,
+    sum: f64,
+}
+
+impl Reply {
+    /// Our expected value over the visited replies (NaN: none yet).
+    fn expectation(&self) -> f32 {
+        if self.weights > 0.0 {
+            (self.sum / f64::from(self.weights)) as f32
+        } else {
+            f32::NAN
+        }
+    }
+}
 
 /// A Monte Carlo tree search over UTTT positions.
 pub struct Mcts {
@@ -515,6 +550,10 @@ pub struct Mcts {
     /// the player who moved into it, at the node's index (its mean is
     /// over the node's visits).
     model: Vec<f64>,
+    /// With a reply network (see [`Mcts::set_reply_net`]; empty without
+    /// one or with `reply_weight` 0): each node's [`Reply`], at the
+    /// node's index.
+    replies: Vec<Reply>,
     /// The previous tree's buffers, reused by the next tree reuse's copy.
     spare: Spare,
     /// The position at the root of `nodes`, kept for tree reuse.
@@ -542,6 +581,9 @@ pub struct Mcts {
     /// A policy network for the priors of the opponent's moves (see
     /// [`Mcts::set_opponent_policy_net`]); none by default.
     opponent_policy: Option<&'static PolicyNet>,
+    /// A policy network of the opponent's replies for the expectation of
+    /// `reply_weight` (see [`Mcts::set_reply_net`]); none by default.
+    reply_net: Option<&'static PolicyNet>,
     /// The plain UCT opponent of the trap choice (`SearchConfig::trap`),
     /// kept for its buffer.
     trap_model: UctModel,
@@ -572,7 +614,8 @@ impl Mcts {
             stats: Vec::new(),
             values: Vec::new(),
             model: Vec::new(),
-            spare: (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+            replies: Vec::new(),
+            spare: (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()),
             tree_root: None,
             move_limit: None,
             path: Vec::with_capacity(96),
@@ -583,6 +626,7 @@ impl Mcts {
             draw_net: None,
             opponent_net: None,
             opponent_policy: None,
+            reply_net: None,
             draw_now: config.draw_value,
             trap_model: UctModel::default(),
             trap_rng: SmallRng::seed_from_u64(seed ^ 0x7a5a_7a5a_7a5a_7a5a),
@@ -630,6 +674,21 @@ impl Mcts {
     /// default: docs/performance.md, twenty-fifth round.
     pub fn set_opponent_policy_net(&mut self, net: &'static PolicyNet) {
         self.opponent_policy = Some(net);
+    }
+
+    /// Weighs the values of the root's opponent's replies by `net`'s
+    /// probabilities of them where our choices read them, at the weight
+    /// `SearchConfig::reply_weight` (see there); the opponent's own
+    /// choices, and so where its visits go, stay as before. Off by
+    /// default: docs/performance.md, twenty-sixth round.
+    pub fn set_reply_net(&mut self, net: &'static PolicyNet) {
+        self.reply_net = Some(net);
+    }
+
+    /// Whether this search weighs replies by a reply network.
+    #[inline]
+    fn replies_on(&self) -> bool {
+        self.reply_net.is_some() && self.config.reply_weight != 0.0
     }
 
     /// Statistics of the last search.
@@ -748,6 +807,22 @@ impl Mcts {
         if self.config.opponent_model != 0.0 {
             self.model.resize(self.nodes.len(), 0.0);
         }
+        if self.replies_on() {
+            self.replies.resize(self.nodes.len(), Reply::default());
+            if let (Some(net), false) = (self.reply_net, ours) {
+                net.logits(pos, &moves, &mut values);
+                let logits = &mut values[..moves.len()];
+                let top = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let mut sum = 0.0;
+                for h in logits.iter_mut() {
+                    *h = (*h - top).exp();
+                    sum += *h;
+                }
+                for (r, &e) in self.replies[first..].iter_mut().zip(logits.iter()) {
+                    r.p = e / sum;
+                }
+            }
+        }
         let node = &mut self.nodes[idx];
         node.set_children(first, moves.len());
         node.expanded = true;
@@ -774,7 +849,10 @@ impl Mcts {
         }
         // With draw contempt the rewards in the tree are for the root's
         // mover: a tree searched for the other player cannot be kept.
-        if self.config.draw_value != 0.5 && prev.to_move() != root.to_move() {
+        // Nor can one whose reply probabilities are for the other
+        // player's moves.
+        if (self.config.draw_value != 0.5 || self.replies_on()) && prev.to_move() != root.to_move()
+        {
             return false;
         }
         let mut found = None;
@@ -804,14 +882,19 @@ impl Mcts {
         // into the spare buffer: both buffers keep their memory from move to
         // move, so the copy and the tree's growth touch pages already mapped
         // instead of fresh ones (whose page faults cost a few ms a move).
-        let (mut fresh, mut fresh_stats, mut fresh_values, mut fresh_model) =
+        let (mut fresh, mut fresh_stats, mut fresh_values, mut fresh_model, mut fresh_replies) =
             std::mem::take(&mut self.spare);
         let values = !self.values.is_empty();
         let model = !self.model.is_empty();
+        let replies = !self.replies.is_empty();
         fresh.clear();
         fresh_stats.clear();
         fresh_values.clear();
         fresh_model.clear();
+        fresh_replies.clear();
+        if replies {
+            fresh_replies.push(self.replies[start]);
+        }
         fresh.push(self.nodes[start]);
         fresh_stats.push(self.stats[start]);
         if values {
@@ -835,6 +918,9 @@ impl Mcts {
                 if model {
                     fresh_model.extend_from_slice(&self.model[first..first + count]);
                 }
+                if replies {
+                    fresh_replies.extend_from_slice(&self.replies[first..first + count]);
+                }
             }
             next += 1;
         }
@@ -842,7 +928,8 @@ impl Mcts {
         let stats = std::mem::replace(&mut self.stats, fresh_stats);
         let values = std::mem::replace(&mut self.values, fresh_values);
         let model = std::mem::replace(&mut self.model, fresh_model);
-        self.spare = (nodes, stats, values, model);
+        let replies = std::mem::replace(&mut self.replies, fresh_replies);
+        self.spare = (nodes, stats, values, model, replies);
         true
     }
 
@@ -889,6 +976,13 @@ impl Mcts {
             if theirs {
                 let m = (*sum / f64::from(v)) as f32;
                 mean = (1.0 - b) * mean + b * m;
+            }
+        }
+        if !theirs && !self.replies.is_empty() {
+            let e = self.replies[idx].expectation();
+            if !e.is_nan() {
+                let m = self.config.reply_weight;
+                mean = (1.0 - m) * mean + m * e;
             }
         }
         let node = &mut self.nodes[idx];
@@ -1199,6 +1293,7 @@ impl Mcts {
             self.stats.clear();
             self.values.clear();
             self.model.clear();
+            self.replies.clear();
             self.nodes.push(Node::leaf(moves[0], 0.0));
             self.stats.push(Stats::leaf(0.0));
             if self.config.minimax_weight != 0.0 {
@@ -1206,6 +1301,9 @@ impl Mcts {
             }
             if self.config.opponent_model != 0.0 {
                 self.model.push(0.0);
+            }
+            if self.replies_on() {
+                self.replies.push(Reply::default());
             }
         }
         self.tree_root = Some(*root);
@@ -1425,9 +1523,27 @@ impl Mcts {
             new = self.minimax_value(leaf);
             below = old.to_bits() != new.to_bits();
         }
+        // With a reply network: the node below and its value for its
+        // parent's mover before this backup (`None`: unvisited).
+        let replies = !self.replies.is_empty();
+        let mut reply = (leaf, None);
+        if replies && self.stats[leaf].visits > 0 {
+            reply.1 = Some(self.reply_value(leaf));
+        }
         self.add(leaf, reward(above.len()), w, played(above.len()));
         let mut changed = self.config.solver && self.nodes[leaf].proof != Proof::Unknown;
         for (depth, &idx) in above.iter().enumerate().rev() {
+            if replies {
+                // The node at an odd depth was entered by our move: its
+                // children are the opponent's replies.
+                if depth % 2 == 1 {
+                    self.count_reply(idx, reply);
+                }
+                reply = (idx, None);
+                if self.stats[idx].visits > 0 {
+                    reply.1 = Some(self.reply_value(idx));
+                }
+            }
             let before = match self.expanded {
                 _ if !below => 0.0,
                 (i, v) if i == idx => v,
@@ -1446,6 +1562,35 @@ impl Mcts {
                 below = old.to_bits() != new.to_bits();
             }
             self.add(idx, reward(depth), w, played(depth));
+        }
+    }
+
+    /// The value of node `i` for its parent's mover, as the reply
+    /// expectation counts it: its proof's when it is proven, else the
+    /// complement of its mean.
+    #[inline]
+    fn reply_value(&self, i: usize) -> f64 {
+        match self.nodes[i].proof {
+            Proof::Win => 0.0,
+            Proof::Loss => 1.0,
+            Proof::Draw => 0.5,
+            Proof::Unknown => 1.0 - self.stats[i].mean(),
+        }
+    }
+
+    /// Counts the change of the reply `child` (its value before this
+    /// backup; `None`: it was unvisited) in the expectation of `parent`.
+    #[inline]
+    fn count_reply(&mut self, parent: usize, (child, before): (usize, Option<f64>)) {
+        let p = self.replies[child].p;
+        let after = self.reply_value(child);
+        let r = &mut self.replies[parent];
+        match before {
+            None => {
+                r.weights += p;
+                r.sum += f64::from(p) * after;
+            }
+            Some(b) => r.sum += f64::from(p) * (after - b),
         }
     }
 
@@ -2619,6 +2764,147 @@ mod tests {
             let mut moves = Vec::new();
             while !pos.is_over() && moves.len() < 30 {
                 let mv = m.search(&pos).expect("a move");
+                assert!(pos.is_legal(mv), "{mv} in {pos}");
+                pos.play_unchecked(mv);
+                moves.push(mv);
+            }
+            moves
+        };
+        let first = game(true);
+        assert_eq!(first, game(true));
+        assert_ne!(first, game(false));
+    }
+
+    /// A root with one of our moves expanded below it, `m`'s reply
+    /// weight `weight` and a uniform reply network: the root, that child
+    /// and the child's children (the opponent's replies).
+    fn reply_tree(weight: f32) -> (Mcts, usize, Vec<usize>) {
+        let flat: &'static PolicyNet = Box::leak(Box::new(PolicyNet::zeros()));
+        let p = play(&[(4, 4), (4, 0)]);
+        let mut m = Mcts::new(
+            SearchConfig {
+                reply_weight: weight,
+                ..SearchConfig::optimal()
+            },
+            1,
+        );
+        m.set_reply_net(flat);
+        m.nodes.push(Node::leaf(UtttMove::new(0, 0).unwrap(), 0.0));
+        m.stats.push(Stats::leaf(0.0));
+        if m.replies_on() {
+            m.replies.push(Reply::default());
+        }
+        m.expand(0, &p, true);
+        let kid = m.children(0).next().expect("a child");
+        let mut q = p;
+        q.play_unchecked(m.nodes[kid].mv);
+        m.expand(kid, &q, false);
+        let replies = m.children(kid).collect();
+        (m, kid, replies)
+    }
+
+    #[test]
+    fn the_reply_expectation_weighs_the_opponents_replies_by_the_network() {
+        let (m, kid, replies) = reply_tree(1.0);
+        // The opponent's replies get the network's (uniform) probabilities,
+        // our moves none.
+        let n = replies.len() as f32;
+        assert!(replies
+            .iter()
+            .all(|&r| (m.replies[r].p - 1.0 / n).abs() < 1e-6));
+        assert!(m.children(0).all(|i| m.replies[i].p == 0.0));
+        // X (the root's mover) wins three times after the first reply and
+        // loses once after the second: our child's mean is 0.75, the
+        // expectation over the two replies, equally likely, 0.5.
+        let (a, b) = (replies[0], replies[1]);
+        let bases = |weight: f32| {
+            let (mut m, kid, _) = reply_tree(weight);
+            for _ in 0..3 {
+                m.backpropagate(&[0, kid, a], Seat::One, (1.0, 1.0, 1.0), 1.0);
+            }
+            m.backpropagate(&[0, kid, b], Seat::One, (0.0, 0.0, 0.0), 0.0);
+            assert!((m.stats[kid].mean() - 0.75).abs() < 1e-9);
+            assert!((m.replies[kid].expectation() - 0.5).abs() < 1e-6);
+            // The opponent's nodes and the root keep their means.
+            assert_eq!((m.nodes[a].base, m.nodes[b].base), (0.0, 1.0));
+            (m.nodes[kid].base, m)
+        };
+        assert!((bases(1.0).0 - 0.5).abs() < 1e-6);
+        assert!((bases(0.5).0 - 0.625).abs() < 1e-6);
+        // Weight 0: no expectation kept, the mean alone.
+        let (off, _, _) = reply_tree(0.0);
+        assert!(off.replies.is_empty());
+        // A reply proven counts at its exact value, not at its mean: a
+        // third reply, proven lost for the opponent when first reached
+        // (as a finished game is), is worth 1 to us whatever it backs up.
+        let (_, mut m) = bases(1.0);
+        let c = replies[2];
+        m.nodes[c].proof = Proof::Loss;
+        m.backpropagate(&[0, kid, c], Seat::One, (0.0, 0.0, 0.0), 0.0);
+        assert!((m.replies[kid].expectation() - 2.0 / 3.0).abs() < 1e-6);
+        assert!((m.nodes[kid].base - 2.0 / 3.0).abs() < 1e-6);
+    }
+
+    /// Checks every expectation in `m`'s tree against one computed from
+    /// scratch from its replies (the nodes at odd depths are entered by
+    /// the root mover's moves).
+    fn assert_replies_add_up(m: &Mcts) {
+        let mut stack = vec![(0usize, 0usize)];
+        let mut checked = 0;
+        while let Some((idx, depth)) = stack.pop() {
+            if !m.nodes[idx].expanded {
+                continue;
+            }
+            if depth % 2 == 1 {
+                let (mut weights, mut sum) = (0f64, 0f64);
+                for c in m.children(idx) {
+                    if m.stats[c].visits > 0 {
+                        let p = f64::from(m.replies[c].p);
+                        weights += p;
+                        sum += p * m.reply_value(c);
+                    }
+                }
+                let r = m.replies[idx];
+                assert!((f64::from(r.weights) - weights).abs() < 1e-4, "node {idx}");
+                assert!((r.sum - sum).abs() < 1e-6 * (1.0 + sum), "node {idx}");
+                checked += 1;
+            }
+            for c in m.children(idx) {
+                stack.push((c, depth + 1));
+            }
+        }
+        assert!(checked > 0);
+    }
+
+    #[test]
+    fn searches_with_a_reply_network_are_deterministic_legal_add_up_and_differ() {
+        let flat: &'static PolicyNet = Box::leak(Box::new(PolicyNet::zeros()));
+        let cfg = SearchConfig {
+            iterations: 3000,
+            reply_weight: 0.5,
+            ..SearchConfig::optimal()
+        };
+        // The engine plays X against random replies, keeping its tree two
+        // plies down from move to move.
+        let game = |with: bool| -> Vec<UtttMove> {
+            let mut m = Mcts::new(cfg, 7);
+            if with {
+                m.set_reply_net(flat);
+            }
+            let mut rng = SmallRng::seed_from_u64(3);
+            let mut pos = Uttt::new();
+            let mut moves = Vec::new();
+            while !pos.is_over() && moves.len() < 40 {
+                let mv = if pos.to_move() == Seat::One {
+                    let mv = m.search(&pos).expect("a move");
+                    if with && m.nodes[0].expanded {
+                        assert_replies_add_up(&m);
+                    }
+                    mv
+                } else {
+                    let legal = pos.legal_moves();
+                    legal[rng.random_range(0..legal.len())]
+                };
                 assert!(pos.is_legal(mv), "{mv} in {pos}");
                 pos.play_unchecked(mv);
                 moves.push(mv);
