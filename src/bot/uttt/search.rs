@@ -592,6 +592,20 @@ pub struct Mcts {
     trap_rng: SmallRng,
 }
 
+/// Turns `logits` into their softmax, in place.
+#[inline]
+fn softmax(logits: &mut [f32]) {
+    let top = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for h in logits.iter_mut() {
+        *h = (*h - top).exp();
+        sum += *h;
+    }
+    for h in logits.iter_mut() {
+        *h /= sum;
+    }
+}
+
 /// X's chances in the unfinished `pos` by the value network `net` (which
 /// gives the mover's).
 #[inline]
@@ -780,14 +794,8 @@ impl Mcts {
             for h in logits.iter_mut() {
                 *h = (*h + self.rng.random::<f32>() * 1e-3) / t;
             }
-            let top = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let mut sum = 0.0;
-            for h in logits.iter_mut() {
-                *h = (*h - top).exp();
-                sum += *h;
-            }
-            for (&mv, &e) in moves.iter().zip(logits.iter()) {
-                let p = e / sum;
+            softmax(logits);
+            for (&mv, &p) in moves.iter().zip(logits.iter()) {
                 let mut node = Node::leaf(mv, f32::NAN);
                 node.explore = p;
                 self.nodes.push(node);
@@ -811,15 +819,10 @@ impl Mcts {
             self.replies.resize(self.nodes.len(), Reply::default());
             if let (Some(net), false) = (self.reply_net, ours) {
                 net.logits(pos, &moves, &mut values);
-                let logits = &mut values[..moves.len()];
-                let top = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                let mut sum = 0.0;
-                for h in logits.iter_mut() {
-                    *h = (*h - top).exp();
-                    sum += *h;
-                }
-                for (r, &e) in self.replies[first..].iter_mut().zip(logits.iter()) {
-                    r.p = e / sum;
+                let probabilities = &mut values[..moves.len()];
+                softmax(probabilities);
+                for (r, &p) in self.replies[first..].iter_mut().zip(probabilities.iter()) {
+                    r.p = p;
                 }
             }
         }
@@ -1526,8 +1529,10 @@ impl Mcts {
         // With a reply network: the node below and its value for its
         // parent's mover before this backup (`None`: unvisited).
         let replies = !self.replies.is_empty();
+        // Only the opponent's replies (even depths) count in an expectation.
+        let counted = |depth: usize| depth > 0 && depth.is_multiple_of(2);
         let mut reply = (leaf, None);
-        if replies && self.stats[leaf].visits > 0 {
+        if replies && counted(above.len()) && self.stats[leaf].visits > 0 {
             reply.1 = Some(self.reply_value(leaf));
         }
         self.add(leaf, reward(above.len()), w, played(above.len()));
@@ -1540,7 +1545,7 @@ impl Mcts {
                     self.count_reply(idx, reply);
                 }
                 reply = (idx, None);
-                if self.stats[idx].visits > 0 {
+                if counted(depth) && self.stats[idx].visits > 0 {
                     reply.1 = Some(self.reply_value(idx));
                 }
             }
