@@ -75,6 +75,28 @@ pub struct Forfeit {
     pub detail: String,
 }
 
+/// A console program's output that differs from the assignment's transcript
+/// without changing its moves (trailing spaces, a stray debug line, a
+/// missing board): what grading reports as format, apart from the play.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FormatFinding {
+    /// The program's seat.
+    pub seat: Seat,
+    /// The move number (1-based ply) before which the difference appeared
+    /// (the game's last move + 1 for the end screen).
+    pub turn: usize,
+    /// Whether the transcript matches once trailing whitespace is ignored
+    /// (at the ends of lines and of the output).
+    pub trailing_whitespace_only: bool,
+    /// What was noticed while playing, one line each (a missing prompt, a
+    /// board not drawn, text after the move).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// A unified diff from the expected transcript to the program's, cut
+    /// to its first lines.
+    pub diff: String,
+}
+
 impl Forfeit {
     /// A forfeit with only the reason and a detail, as a bot reports it;
     /// the referee places it with [`Forfeit::located`].
@@ -215,6 +237,11 @@ pub struct GameRecord {
     /// The network client's address, for rounds played by `referee serve`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub client: Option<String>,
+    /// How a console program's printed transcript differed from the
+    /// assignment's, for each seat whose did (output that did not change
+    /// the moves: a format finding, not a forfeit). Absent in older records.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub format: Vec<FormatFinding>,
 }
 
 impl GameRecord {
@@ -254,6 +281,7 @@ pub(crate) fn sample(
         forfeit: None,
         final_position: String::new(),
         client: None,
+        format: Vec::new(),
     }
 }
 

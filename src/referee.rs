@@ -120,8 +120,10 @@ pub fn play_game<G: Game>(
         Some(f) => (Outcome::Win(f.seat.other()), Termination::Forfeit(f.reason)),
         None => (pos.outcome().unwrap_or(Outcome::Draw), Termination::Normal),
     };
+    let mut format = Vec::new();
     for seat in Seat::BOTH {
         bots[seat.index()].end(BotResult::for_seat(outcome, seat));
+        format.extend(bots[seat.index()].format_finding());
     }
 
     GameRecord {
@@ -138,6 +140,7 @@ pub fn play_game<G: Game>(
         forfeit,
         final_position: pos.to_string(),
         client: None,
+        format,
     }
 }
 

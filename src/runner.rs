@@ -136,6 +136,7 @@ pub(crate) fn forfeit_record<G: Game>(
         forfeit: Some(f),
         final_position: start.to_string(),
         client: None,
+        format: Vec::new(),
     }
 }
 

@@ -508,6 +508,7 @@ mod tests {
             forfeit: None,
             final_position: String::new(),
             client: None,
+            format: Vec::new(),
         }
     }
 

@@ -75,6 +75,13 @@ pub trait Bot<G: Game>: Send {
 
     /// Called once when the game is over, from this bot's point of view.
     fn end(&mut self, _result: BotResult) {}
+
+    /// After [`Bot::end`]: how the bot's printed transcript differed from
+    /// the assignment's, for a console program whose output did (its
+    /// format, apart from its play).
+    fn format_finding(&mut self) -> Option<crate::record::FormatFinding> {
+        None
+    }
 }
 
 impl<G: Game> Bot<G> for Box<dyn Bot<G>> {
@@ -95,6 +102,9 @@ impl<G: Game> Bot<G> for Box<dyn Bot<G>> {
     }
     fn end(&mut self, result: BotResult) {
         (**self).end(result)
+    }
+    fn format_finding(&mut self) -> Option<crate::record::FormatFinding> {
+        (**self).format_finding()
     }
 }
 
@@ -311,6 +321,19 @@ impl BuiltinSpec {
             name: name.to_string(),
             params: params.to_string(),
             prepared: None,
+        }
+    }
+
+    /// A bot made in code rather than named: `make` makes each game's bot
+    /// from its seed; `name` is what it is shown as.
+    pub(crate) fn custom<G: Game, B: Bot<G> + 'static>(
+        name: &str,
+        make: impl Fn(u64) -> B + Send + Sync + 'static,
+    ) -> BuiltinSpec {
+        BuiltinSpec {
+            name: name.to_string(),
+            params: String::new(),
+            prepared: Some(Arc::new(maker::<G, B>(make))),
         }
     }
 

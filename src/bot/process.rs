@@ -639,6 +639,12 @@ impl BotProcess {
         !matches!(waitid(Id::Pid(self.pid), flags), Ok(WaitStatus::StillAlive))
     }
 
+    /// Closes the bot's stdin: nothing more will be sent, and a bot that
+    /// reads on sees the end of its input.
+    pub(crate) fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
     /// Sends `line` (the `end` line) and closes stdin; the bot then has
     /// until `grace` from now to exit, which [`BotProcess::wait_exit`] waits
     /// for. Split in two so that both bots of a game can exit at once.

@@ -95,6 +95,37 @@ pub fn console_game<G: Game>(
     Ok(ConsoleEnd::Finished(outcome))
 }
 
+/// What an assignment program that plays `program_seat` prints, stdin
+/// piped, for a game from `start` through `moves` (ended or not): the
+/// board, then each move's prompt, the program's own moves after its prompt
+/// and nothing after the other player's (typed input is not echoed), and
+/// for a finished game the last board and the end line.
+pub fn expected_transcript<G: Game>(start: &G, moves: &[G::Move], program_seat: Seat) -> String {
+    let mut pos = start.clone();
+    let mut out = pos.render();
+    for &mv in moves {
+        let seat = pos.to_move();
+        out.push_str(&format!("Player {}: ", seat.number()));
+        if seat == program_seat {
+            out.push_str(&format!("{mv}\n"));
+        }
+        pos.play_unchecked(mv);
+        if !pos.is_over() {
+            out.push_str(&pos.render());
+        }
+    }
+    if let Some(o) = pos.outcome() {
+        if let Some(board) = pos.final_render() {
+            out.push_str(&board);
+        }
+        match o {
+            Outcome::Win(s) => out.push_str(&format!("Player {} wins game\n", s.number())),
+            Outcome::Draw => out.push_str("Draw game\n"),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +145,51 @@ mod tests {
         assert_eq!(code, ConsoleEnd::Finished(Outcome::Win(Seat::One)));
         assert_eq!(out.matches("Invalid move, please input again").count(), 2);
         assert!(out.ends_with("Player 1 wins game\n"), "{out}");
+    }
+
+    #[test]
+    fn the_expected_transcript_is_what_play_prints() {
+        // A bot in seat 1 against typed moves: the same bytes as the
+        // console game, with the typed moves unechoed.
+        use crate::bot::BuiltinSpec;
+        let bot = BuiltinSpec::parse("optimal").make::<TicTacToe>(3).unwrap();
+        let mut ps = [Player::Bot(bot), Player::Human];
+        let (out, end) = run_console("0\n1\n2\n3\n5\n6\n7\n8\n", &mut ps);
+        assert!(matches!(end, ConsoleEnd::Finished(_)), "{out}");
+        let mut pos = TicTacToe::new();
+        let mut moves = Vec::new();
+        for line in out.lines() {
+            if let Some(m) = line.strip_prefix("Player 1: ") {
+                let m: String = m.chars().take_while(|c| c.is_ascii_digit()).collect();
+                moves.push(m);
+            }
+        }
+        // Rebuild the move list from the transcript: the bot's moves, and
+        // the typed moves that were legal in turn.
+        let typed = ["0", "1", "2", "3", "5", "6", "7", "8"];
+        let mut t = typed.iter();
+        let mut list = Vec::new();
+        let mut b = moves.iter();
+        while !pos.is_over() {
+            let text = if pos.to_move() == Seat::One {
+                b.next().unwrap().clone()
+            } else {
+                loop {
+                    let m = t.next().unwrap();
+                    if pos.is_legal(TicTacToe::parse_move(m).unwrap()) {
+                        break m.to_string();
+                    }
+                }
+            };
+            let mv = TicTacToe::parse_move(&text).unwrap();
+            list.push(mv);
+            pos.play_unchecked(mv);
+        }
+        let want = expected_transcript(&TicTacToe::new(), &list, Seat::One);
+        assert_eq!(
+            want,
+            out.replace("Player 2: Invalid move, please input again\n", "")
+        );
     }
 
     #[test]

@@ -38,10 +38,13 @@ impl Breaker {
         let Some(index) = r.players.iter().position(|p| p == name) else {
             return;
         };
-        let timed_out = r
-            .forfeit
-            .as_ref()
-            .is_some_and(|f| f.reason == ForfeitReason::Timeout && f.seat.index() == index);
+        let timed_out = r.forfeit.as_ref().is_some_and(|f| {
+            // A program that never answers in time at its first move
+            // (a `startup` forfeit past its deadline) costs the start-up
+            // allowance every game: it counts like a timeout.
+            let late_start = f.reason == ForfeitReason::Startup && f.overrun_us > 0;
+            (f.reason == ForfeitReason::Timeout || late_start) && f.seat.index() == index
+        });
         if timed_out {
             if self.run.fetch_add(1, Ordering::SeqCst) + 1 >= self.limit {
                 self.tripped.store(true, Ordering::SeqCst);
@@ -133,6 +136,7 @@ mod tests {
             forfeit: forfeit.map(|r| Forfeit::new(r, "x").located(student_seat, 1, "")),
             final_position: String::new(),
             client: None,
+            format: Vec::new(),
         }
     }
 
@@ -152,6 +156,23 @@ mod tests {
         b.record(&t(Seat::Two), "student");
         assert!(b.tripped());
         assert!(b.reason().is_some_and(|r| r.contains("3 games in a row")));
+    }
+
+    #[test]
+    fn late_starts_count_and_failed_starts_do_not() {
+        let b = Breaker::new(2);
+        let late = || {
+            let mut r = game(Seat::One, Some(ForfeitReason::Startup));
+            if let Some(f) = &mut r.forfeit {
+                f.overrun_us = 1;
+            }
+            r
+        };
+        b.record(&game(Seat::One, Some(ForfeitReason::Startup)), "student");
+        b.record(&late(), "student");
+        assert!(!b.tripped());
+        b.record(&late(), "student");
+        assert!(b.tripped());
     }
 
     #[test]

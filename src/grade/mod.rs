@@ -17,6 +17,7 @@ mod breaker;
 pub mod class;
 pub mod exhaustive;
 pub mod league;
+pub(crate) mod opponent;
 pub mod rubric;
 
 use std::collections::HashSet;
@@ -50,6 +51,11 @@ pub trait Solved: BuiltinBots {
     /// missed).
     fn best_move(&self) -> Option<Self::Move>;
 
+    /// The moves that keep the best value and, in a lost position, leave
+    /// the opponent the fewest good replies (the built-in `optimal`'s
+    /// choices).
+    fn resisting_moves(&self) -> Vec<Self::Move>;
+
     /// What the bot in `seat` must achieve from the start: 1 (win every
     /// game) or 0 (never lose).
     fn requirement(opts: &GameOptions, seat: Seat) -> i8 {
@@ -74,6 +80,10 @@ impl Solved for TicTacToe {
     fn best_move(&self) -> Option<Self::Move> {
         ttt_bot::best_moves(self).first().copied()
     }
+
+    fn resisting_moves(&self) -> Vec<Self::Move> {
+        ttt_bot::best_moves(self)
+    }
 }
 
 impl Solved for Notakto {
@@ -87,6 +97,10 @@ impl Solved for Notakto {
 
     fn best_move(&self) -> Option<Self::Move> {
         nk_bot::Optimal::candidates(self).first().copied()
+    }
+
+    fn resisting_moves(&self) -> Vec<Self::Move> {
+        nk_bot::Optimal::candidates(self).to_vec()
     }
 }
 
@@ -601,7 +615,6 @@ fn grade_solved<G: Solved>(
         report.accuracy = (won > 0).then(|| kept as f64 / won as f64);
         report.passed = report.failures.is_empty();
     } else {
-        let optimal = BotSpec::resolve::<G>("optimal")?;
         let sampled = SampledConfig {
             options,
             seats,
@@ -611,6 +624,7 @@ fn grade_solved<G: Solved>(
             jobs: cfg.jobs,
             breaker: breaker.clone(),
         };
+        let optimal = grading_opponent::<G>(&sampled, opponent::PRESSURE);
         observer.begin("games", Some(cfg.games * sampled.seats.len() as u64), 0);
         let played = play_games::<G>(spec, STUDENT, &optimal, "optimal", &sampled, |_| {
             observer.advance(1)
@@ -872,6 +886,32 @@ pub(crate) struct SampledConfig {
     pub breaker: Arc<Breaker>,
 }
 
+/// The games of a sampled grading: the student is bot 0; its games in each
+/// graded seat, in id order.
+pub(crate) fn sampled_pairings(cfg: &SampledConfig) -> Vec<Pairing> {
+    let schedule = Schedule::two_bots(2 * cfg.games, cfg.seed);
+    cfg.seats
+        .iter()
+        .flat_map(|&seat| schedule.pairings_in_seat(0, seat).collect::<Vec<_>>())
+        .collect()
+}
+
+/// The grading opponent ([`opponent`]) of the games of `cfg`: in each seat,
+/// the k-th game plays plan k of `cfg.games`.
+pub(crate) fn grading_opponent<G: Solved>(cfg: &SampledConfig, pressure: f64) -> BotSpec {
+    let mut plans = std::collections::HashMap::new();
+    for &seat in &cfg.seats {
+        let schedule = Schedule::two_bots(2 * cfg.games, cfg.seed);
+        for (k, p) in schedule.pairings_in_seat(0, seat).enumerate() {
+            // The seed the runner gives the opponent's bot (runner.rs:
+            // derived from the game's seed and the opponent's seat).
+            let opp = seat.other();
+            plans.insert(seed::derive(p.seed, &[opp.number() as u64]), k as u64);
+        }
+    }
+    opponent::spreading_opponent::<G>(plans, cfg.games, cfg.seed, pressure)
+}
+
 /// Plays `games` games per seat of `student` against `opponent` and returns
 /// the records (the student is entrant 0).
 pub(crate) fn play_games<G: BuiltinBots>(
@@ -898,13 +938,7 @@ pub(crate) fn play_games<G: BuiltinBots>(
         random_plies: 0,
         affinity: true,
     };
-    // The student is bot 0; its games in each graded seat, in id order.
-    let schedule = Schedule::two_bots(2 * cfg.games, cfg.seed);
-    let pairings: Vec<Pairing> = cfg
-        .seats
-        .iter()
-        .flat_map(|&seat| schedule.pairings_in_seat(0, seat).collect::<Vec<_>>())
-        .collect();
+    let pairings = sampled_pairings(cfg);
     let feed = BreakerFeed {
         pairings: &pairings,
         next: AtomicUsize::new(0),

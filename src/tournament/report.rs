@@ -396,6 +396,7 @@ mod tests {
             forfeit: None,
             final_position: String::new(),
             client: None,
+            format: Vec::new(),
         };
         let recs: Vec<GameRecord> = (0..10).map(rec).collect();
         let names = ["a".to_string(), "b".to_string()];

@@ -68,6 +68,7 @@ fn run_dir(dir: &Path) -> Vec<GameRecord> {
         forfeit: Some(f),
         final_position: pos.to_string(),
         client: None,
+        format: Vec::new(),
     });
     // A game from an opening suite's position, won by a bot that plays no
     // other game: a perfect score, whose Elo has no finite bound.
@@ -89,6 +90,7 @@ fn run_dir(dir: &Path) -> Vec<GameRecord> {
         forfeit: None,
         final_position: pos.to_string(),
         client: None,
+        format: Vec::new(),
     });
     write_games(dir, &recs);
     recs
