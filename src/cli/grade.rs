@@ -27,9 +27,30 @@ pub struct GradeOptions {
     /// seat; both for the other games).
     #[arg(long, value_parser = ["1", "2", "both"])]
     seat: Option<String>,
-    /// Games per seat in sampled mode (per opponent for UTTT).
-    #[arg(long, default_value_t = 100)]
-    games: u64,
+    /// Games per seat in sampled mode (per opponent for UTTT); default 100,
+    /// and 500 for a console program (sized to catch an AI that loses 1 %
+    /// of random games: docs/grading.md).
+    #[arg(long)]
+    games: Option<u64>,
+    /// Play every game even after one has missed the requirement (by
+    /// default grading stops at the first failing game: the verdict is
+    /// settled).
+    #[arg(long)]
+    keep_going: bool,
+    /// The form of the submission: `console` (the assignment's program, as
+    /// it is) or `protocol` (referee's bot protocol). Default: the
+    /// rubric's `form`, else protocol.
+    #[arg(long, value_parser = ["console", "protocol"])]
+    form: Option<String>,
+    /// The program file of a submission folder with several `.py` files
+    /// (default: the rubric's `entry`, else main.py, else the one the others
+    /// do not import).
+    #[arg(long, value_name = "FILE")]
+    entry: Option<String>,
+    /// With --exhaustive on a console program: at most this many lines of
+    /// play (one program run each).
+    #[arg(long, default_value_t = referee::grade::DEFAULT_MAX_LINES)]
+    max_lines: u64,
     /// Explore every opponent reply at every position the bot reaches
     /// (tictactoe and notakto): a proof or a refutation.
     #[arg(long)]
@@ -184,12 +205,15 @@ impl GradeOptions {
     /// `--games` of 0 (or beyond what grading can hold).
     fn config(&self) -> anyhow::Result<GradeConfig> {
         let jobs = super::jobs(self.jobs)?;
-        if !self.exhaustive && !(1..=MAX_GAMES).contains(&self.games) {
+        let games = self.games.unwrap_or(100);
+        if !self.exhaustive && !(1..=MAX_GAMES).contains(&games) {
             anyhow::bail!(
                 "--games must be between 1 and {MAX_GAMES} (games per seat; grading keeps every \
-                 game to judge it), got {}",
-                self.games
+                 game to judge it), got {games}"
             );
+        }
+        if self.max_lines == 0 {
+            anyhow::bail!("--max-lines must be at least 1");
         }
         let seats = match self.seat.as_deref() {
             Some("1") => Some(vec![Seat::One]),
@@ -200,7 +224,7 @@ impl GradeOptions {
         Ok(GradeConfig {
             options: self.game.options(),
             seats,
-            games: self.games,
+            games,
             mode: match (self.exhaustive, self.canonical) {
                 (false, _) => GradeMode::Sampled,
                 (true, false) => GradeMode::Exhaustive,
@@ -221,6 +245,14 @@ impl GradeOptions {
                 None => None,
             },
             max_timeouts: self.max_timeouts,
+            keep_going: self.keep_going,
+            games_explicit: self.games.is_some(),
+            form: match self.form.as_deref() {
+                Some(f) => Some(f.parse().map_err(anyhow::Error::msg)?),
+                None => None,
+            },
+            entry: self.entry.clone(),
+            max_lines: self.max_lines,
         })
     }
 }

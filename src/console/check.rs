@@ -6,7 +6,7 @@
 //! program and the reference read the same bytes on stdin; their stdout must
 //! match byte for byte.
 
-use std::path::Path;
+
 use std::time::{Duration, Instant};
 
 use rand::Rng;
@@ -135,9 +135,10 @@ pub(crate) struct ProgramRun {
 /// Runs `command` (in `cwd`) with `input` on stdin, under the same
 /// supervision as every bot ([`BotProcess`]: its own process group, a clean
 /// environment, limits), and kills what is left of it after `timeout`.
+#[cfg(test)]
 pub(crate) fn run_program(
     command: &[String],
-    cwd: Option<&Path>,
+    cwd: Option<&std::path::Path>,
     input: &str,
     timeout: Duration,
     sandbox: SandboxMode,
@@ -146,14 +147,26 @@ pub(crate) fn run_program(
     let mut spec =
         ExternalSpec::from_command_line("program").map_err(|e| std::io::Error::other(e.0))?;
     spec.command = command.to_vec();
-    spec.cwd = cwd.map(Path::to_path_buf);
+    spec.cwd = cwd.map(std::path::Path::to_path_buf);
     spec.sandbox = sandbox;
     spec.sandbox_read = sandbox_read.to_vec();
+    run_spec(&spec, input, timeout)
+}
+
+/// Runs the program of `spec` with `input` on stdin, then closes its stdin
+/// (a program that reads on sees the end of its input at once, as at a
+/// terminal after Ctrl-D), and kills what is left of it after `timeout`.
+pub(crate) fn run_spec(
+    spec: &ExternalSpec,
+    input: &str,
+    timeout: Duration,
+) -> std::io::Result<ProgramRun> {
     let deadline = Instant::now() + timeout;
-    let mut p = BotProcess::spawn(&spec, 0)?;
+    let mut p = BotProcess::spawn(spec, 0)?;
     // A program that stops reading early is not an error here: its output
     // is what is judged.
     let _ = p.send(input.as_bytes(), deadline);
+    p.close_stdin();
     // Everything it writes until it closes its output (or the deadline).
     let (stdout, timed_out) = match p.read_until(|_| None, deadline)? {
         Reply::Closed(out) => (out, false),
@@ -181,8 +194,11 @@ pub struct Mismatch {
     pub game: usize,
     /// The input both programs read.
     pub input: String,
-    /// Unified diff from the reference's output to the program's.
+    /// Unified diff from the reference's output to the program's, with
+    /// whitespace made visible.
     pub diff: String,
+    /// Whether the transcripts differ in whitespace only.
+    pub whitespace_only: bool,
     /// How the program ended.
     pub status: String,
     /// The program's stderr tail (a traceback, usually).
@@ -196,20 +212,45 @@ pub struct CheckReport {
     pub games: usize,
     /// Games whose transcripts matched byte for byte.
     pub matched: usize,
-    /// Games whose transcripts differ.
+    /// Games whose transcripts differ in whitespace only.
+    pub whitespace_only: usize,
+    /// Games whose transcripts differ (whitespace-only ones included).
     pub mismatches: Vec<Mismatch>,
 }
 
-/// A unified diff of two transcripts, with a clear note when they differ
-/// only in bytes a line diff does not show (a missing final newline).
+impl CheckReport {
+    /// Games that pass: byte for byte, and with `accept_whitespace` those
+    /// that differ in whitespace only.
+    pub fn passed(&self, accept_whitespace: bool) -> usize {
+        self.matched
+            + if accept_whitespace {
+                self.whitespace_only
+            } else {
+                0
+            }
+    }
+}
+
+/// A unified diff of two transcripts (expected `-`, the program's `+`),
+/// whitespace made visible (`·` a trailing space, `⏎` a missing newline).
 pub(crate) fn transcript_diff(reference: &[u8], program: &[u8]) -> String {
     let a = String::from_utf8_lossy(reference);
     let b = String::from_utf8_lossy(program);
-    similar::TextDiff::from_lines(a.as_ref(), b.as_ref())
-        .unified_diff()
-        .context_radius(3)
-        .header("expected (referee play)", "program")
-        .to_string()
+    crate::bot::console::visible_diff(&a, &b, 60)
+        .replacen("--- expected", "--- expected (referee play)", 1)
+        .replacen("+++ printed", "+++ program", 1)
+}
+
+/// Whether two transcripts differ in whitespace only (spaces, tabs, blank
+/// lines, line ends).
+pub(crate) fn whitespace_only(reference: &[u8], program: &[u8]) -> bool {
+    let strip = |t: &[u8]| -> Vec<u8> {
+        t.iter()
+            .copied()
+            .filter(|b| !b.is_ascii_whitespace())
+            .collect()
+    };
+    strip(reference) == strip(program)
 }
 
 /// Runs `games` generated games through `command` and the reference.
@@ -222,23 +263,47 @@ pub fn check_console<G: Game>(
     sandbox: SandboxMode,
     sandbox_read: &[std::path::PathBuf],
 ) -> std::io::Result<CheckReport> {
+    let mut spec =
+        ExternalSpec::from_command_line("program").map_err(|e| std::io::Error::other(e.0))?;
+    spec.command = command.to_vec();
+    spec.sandbox = sandbox;
+    spec.sandbox_read = sandbox_read.to_vec();
+    check_program::<G>(&spec, opts, games, master_seed, timeout, || {})
+}
+
+/// Runs `games` generated games through the program of `spec` and the
+/// reference, calling `on_game` after each.
+pub fn check_program<G: Game>(
+    spec: &ExternalSpec,
+    opts: &GameOptions,
+    games: usize,
+    master_seed: u64,
+    timeout: Duration,
+    on_game: impl Fn(),
+) -> std::io::Result<CheckReport> {
     let mut report = CheckReport::default();
     for g in 0..games {
         let (input, _) = generate_input::<G>(opts, seed::derive(master_seed, &[g as u64]));
         let expected = reference_output::<G>(opts, &input);
-        let run = run_program(command, None, &input, timeout, sandbox, sandbox_read)?;
+        let run = run_spec(spec, &input, timeout)?;
         report.games += 1;
         if run.stdout == expected {
             report.matched += 1;
         } else {
+            let ws = whitespace_only(&expected, &run.stdout);
+            if ws {
+                report.whitespace_only += 1;
+            }
             report.mismatches.push(Mismatch {
                 game: g + 1,
                 input,
                 diff: transcript_diff(&expected, &run.stdout),
+                whitespace_only: ws,
                 status: run.status,
                 stderr_tail: run.stderr_tail,
             });
         }
+        on_game();
     }
     Ok(report)
 }
@@ -286,6 +351,10 @@ mod tests {
         bad.insert(1, b' ');
         let d = transcript_diff(&out, &bad);
         assert!(d.contains("+++ program") && d.contains("\n+"), "{d}");
+        assert!(whitespace_only(&out, &bad));
+        let mut worse = out.clone();
+        worse[0] = b'#';
+        assert!(!whitespace_only(&out, &worse));
     }
 
     #[test]
@@ -306,6 +375,23 @@ mod tests {
         .unwrap();
         assert_eq!(r.stdout, b"abc\n");
         assert!(r.status.starts_with("killed"), "{}", r.status);
+        // A program that reads to the end of its input ends at once: stdin
+        // is closed after the last line.
+        let cmd: Vec<String> = ["sh", "-c", "cat; echo done"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let r = run_program(
+            &cmd,
+            None,
+            "abc\n",
+            Duration::from_secs(30),
+            SandboxMode::Off,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(r.stdout, b"abc\ndone\n");
+        assert_eq!(r.status, "exited with code 0");
         assert!(t.elapsed() < Duration::from_secs(10));
     }
 }

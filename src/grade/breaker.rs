@@ -90,6 +90,9 @@ pub(crate) struct BreakerFeed<'a> {
     pub(crate) pairings: &'a [Pairing],
     pub(crate) next: AtomicUsize,
     pub(crate) breaker: &'a Breaker,
+    /// The index of the first game known to have settled the verdict
+    /// (`usize::MAX`: none yet): no later game is started.
+    pub(crate) settled: AtomicUsize,
 }
 
 impl Feed for BreakerFeed<'_> {
@@ -98,6 +101,9 @@ impl Feed for BreakerFeed<'_> {
             return Next::Done;
         }
         let i = self.next.fetch_add(1, Ordering::SeqCst);
+        if i > self.settled.load(Ordering::SeqCst) {
+            return Next::Done;
+        }
         match self.pairings.get(i) {
             Some(p) => Next::Play(p.clone()),
             None => Next::Done,

@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use serde::Serialize;
 
-use super::rubric::Rubric;
+use super::rubric::{Form, Rubric};
 use super::{grade, GradeConfig, GradeReport};
 use crate::game::GameKind;
 use crate::output::feedback::{
@@ -67,25 +67,168 @@ pub struct ClassOutput {
     pub leaderboard: Vec<(String, Vec<LeaderboardEntry>)>,
 }
 
-/// The bot command of a submission folder: its `bot.toml`, `bot.py` or
-/// executable `bot`.
-pub(crate) fn submission_bot(dir: &Path) -> Result<String, String> {
+/// The bot text of a submission folder, for a submission of `form`:
+///
+/// - a `bot.toml` manifest always (it says how the bot runs);
+/// - a console program (`form = "console"`): the `entry` file when given,
+///   else the folder's one `.py` file of any name, else of several
+///   `main.py`, else the only one the others do not import; else an
+///   executable `bot`. It runs as `console:python3 FILE`;
+/// - a protocol bot: `bot.py` (run with `python3`), else an executable
+///   `bot`.
+///
+/// A folder that holds nothing but one folder (a zip unpacked with its own
+/// top folder) is looked into.
+pub(crate) fn submission_bot(dir: &Path, form: Form, entry: Option<&str>) -> Result<String, String> {
+    let dir = &inner_folder(dir);
     let manifest = dir.join("bot.toml");
     if manifest.is_file() {
         return Ok(manifest.to_string_lossy().into_owned());
     }
-    let py = dir.join("bot.py");
-    if py.is_file() {
-        return Ok(format!(
-            "python3 {}",
-            shell_words::quote(&py.to_string_lossy())
-        ));
-    }
+    let quoted = |p: &Path| shell_words::quote(&p.to_string_lossy()).into_owned();
     let exe = dir.join("bot");
-    if exe.is_file() {
-        return Ok(shell_words::quote(&exe.to_string_lossy()).into_owned());
+    let not_executable = |p: &Path| {
+        format!(
+            "{} is not executable (a zip upload loses the executable bit: chmod +x, or submit \
+             the source)",
+            p.display()
+        )
+    };
+    match form {
+        Form::Console => {
+            let program = match entry {
+                Some(name) => {
+                    let p = dir.join(name);
+                    if !p.is_file() {
+                        return Err(format!(
+                            "no {name} in the folder (the rubric's or --entry's program file)"
+                        ));
+                    }
+                    Some(p)
+                }
+                None => python_entry(dir)?,
+            };
+            match program {
+                Some(p) if p.extension().is_some_and(|e| e == "py") => {
+                    Ok(format!("console:python3 {}", quoted(&p)))
+                }
+                Some(p) => Ok(format!("console:{}", quoted(&p))),
+                None if exe.is_file() && is_executable(&exe) => {
+                    Ok(format!("console:{}", quoted(&exe)))
+                }
+                None if exe.is_file() => Err(not_executable(&exe)),
+                None => Err("no Python program (.py) in the folder, nor an executable `bot`".into()),
+            }
+        }
+        Form::Protocol => {
+            let py = dir.join("bot.py");
+            if py.is_file() {
+                return Ok(format!("python3 {}", quoted(&py)));
+            }
+            if exe.is_file() {
+                if !is_executable(&exe) {
+                    return Err(not_executable(&exe));
+                }
+                return Ok(quoted(&exe));
+            }
+            let hint = match python_entry(dir) {
+                Ok(Some(p)) => format!(
+                    " ({} looks like a console program: grade the assignment's console form with \
+                     --form console or a rubric with form = \"console\")",
+                    p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+                ),
+                _ => String::new(),
+            };
+            Err(format!("no bot.toml, bot.py or executable bot in the folder{hint}"))
+        }
     }
-    Err("no bot.toml, bot.py or executable bot in the folder".into())
+}
+
+/// The folder itself, or the one folder it holds when it holds nothing
+/// else (hidden files aside).
+fn inner_folder(dir: &Path) -> PathBuf {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return dir.to_path_buf();
+    };
+    let visible: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| !student_name(p).starts_with('.') && student_name(p) != "__MACOSX")
+        .collect();
+    match visible.as_slice() {
+        [only] if only.is_dir() => only.clone(),
+        _ => dir.to_path_buf(),
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+/// The Python program of a folder: its one `.py` file, else `main.py`,
+/// else the only one no other imports; `None` without any `.py` file.
+fn python_entry(dir: &Path) -> Result<Option<PathBuf>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    files.sort();
+    match files.len() {
+        0 => return Ok(None),
+        1 => return Ok(files.pop()),
+        _ => {}
+    }
+    if let Some(main) = files.iter().find(|p| student_name(p) == "main.py") {
+        return Ok(Some(main.clone()));
+    }
+    let module = |p: &Path| -> String {
+        p.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let imported: Vec<String> = files
+        .iter()
+        .flat_map(|p| imports(&std::fs::read_to_string(p).unwrap_or_default()))
+        .collect();
+    let roots: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| !imported.contains(&module(p)))
+        .collect();
+    match roots.as_slice() {
+        [one] => Ok(Some((*one).clone())),
+        _ => {
+            let names: Vec<String> = files.iter().map(|p| student_name(p)).collect();
+            Err(format!(
+                "several Python files ({}) and none is main.py or the only one the others do not \
+                 import: name the program with entry = \"...\" in the rubric or --entry",
+                names.join(", ")
+            ))
+        }
+    }
+}
+
+/// The modules a Python source imports (`import a, b as c`, `from a import
+/// x`, `from .a import x`), first names only.
+fn imports(source: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in source.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("import ") {
+            for part in rest.split(',') {
+                if let Some(name) = part.split_whitespace().next() {
+                    out.push(name.split('.').next().unwrap_or(name).to_string());
+                }
+            }
+        } else if let Some(rest) = line.strip_prefix("from ") {
+            if let Some(name) = rest.split_whitespace().next() {
+                let name = name.trim_start_matches('.');
+                out.push(name.split('.').next().unwrap_or(name).to_string());
+            }
+        }
+    }
+    out
 }
 
 /// The student folders of a class folder, sorted.
@@ -422,7 +565,7 @@ fn grade_student(
     };
     // Graded as its folder, so that the feedback's command to reproduce
     // the grading is run from the student's own folder.
-    if let Err(e) = submission_bot(dir) {
+    if let Err(e) = submission_bot(dir, cfg.form(), cfg.entry().as_deref()) {
         return (error(e), None);
     }
     let mut report = match grade(kind, &dir.to_string_lossy(), cfg, &Silent) {

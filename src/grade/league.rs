@@ -126,7 +126,7 @@ fn play<G: BuiltinBots>(
     let mut left_out = Vec::new();
     for dir in students {
         let name = student_name(dir);
-        let spec = submission_bot(dir)
+        let spec = submission_bot(dir, cfg.form(), cfg.entry().as_deref())
             .and_then(|command| BotSpec::resolve::<G>(&command).map_err(|e| e.to_string()));
         match spec {
             Ok(mut spec) => {

@@ -22,7 +22,7 @@ pub mod rubric;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -31,7 +31,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bot::spec::ProcessSettings;
 use crate::bot::tictactoe as ttt_bot;
-use crate::bot::{notakto as nk_bot, BotSpec, BuiltinBots, TimeControl};
+use crate::bot::manifest::ExternalKind;
+use crate::bot::{notakto as nk_bot, BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{Game, GameKind, GameOptions, Notakto, Outcome, Seat, TicTacToe, Uttt};
 use crate::journal::RunFolder;
 use crate::output::Observer;
@@ -175,7 +176,29 @@ pub struct GradeConfig {
     /// Timeouts in a row after which the bot is stopped and its remaining
     /// games count as timeout forfeits (0: never).
     pub max_timeouts: u32,
+    /// Play every sampled game even after one has missed the requirement
+    /// (by default grading stops there: the verdict is settled).
+    pub keep_going: bool,
+    /// Whether `games` was chosen by the user (else a console program gets
+    /// [`DEFAULT_CONSOLE_GAMES`]).
+    pub games_explicit: bool,
+    /// The form of the submission (`None`: the rubric's, else a protocol
+    /// bot).
+    pub form: Option<rubric::Form>,
+    /// The program file of a submission folder with several.
+    pub entry: Option<String>,
+    /// Exhaustive grading of a console program: at most this many lines of
+    /// play (one process each).
+    pub max_lines: u64,
 }
+
+/// Games per seat when a console program is graded and `--games` is not
+/// given: enough to catch an AI that loses about 1 % of random games on at
+/// least 99 % of seeds (measured: docs/grading.md, "How many games").
+pub const DEFAULT_CONSOLE_GAMES: u64 = 500;
+
+/// The default of [`GradeConfig::max_lines`].
+pub const DEFAULT_MAX_LINES: u64 = 20_000;
 
 /// The default of [`GradeConfig::max_timeouts`].
 pub const DEFAULT_MAX_TIMEOUTS: u32 = 3;
@@ -195,6 +218,11 @@ impl Default for GradeConfig {
             process: ProcessSettings::default(),
             rubric: None,
             max_timeouts: DEFAULT_MAX_TIMEOUTS,
+            keep_going: false,
+            games_explicit: false,
+            form: None,
+            entry: None,
+            max_lines: DEFAULT_MAX_LINES,
         }
     }
 }
@@ -227,6 +255,15 @@ impl GradeConfig {
         if self.max_timeouts != DEFAULT_MAX_TIMEOUTS {
             words.extend(["--max-timeouts".into(), self.max_timeouts.to_string()]);
         }
+        if self.keep_going {
+            words.push("--keep-going".into());
+        }
+        if self.form() == rubric::Form::Console {
+            words.extend(["--form".into(), "console".into()]);
+            if let Some(e) = self.entry() {
+                words.extend(["--entry".into(), e]);
+            }
+        }
         if kind == GameKind::Uttt {
             let t = self.thresholds;
             let d = Thresholds::default();
@@ -250,6 +287,22 @@ impl GradeConfig {
         self.rubric
             .clone()
             .unwrap_or_else(rubric::Rubric::requirement_only)
+    }
+
+    /// The form submissions take: `--form`, else the rubric's, else a
+    /// protocol bot.
+    pub fn form(&self) -> rubric::Form {
+        self.form
+            .or(self.rubric.as_ref().and_then(|r| r.form))
+            .unwrap_or_default()
+    }
+
+    /// The program file of a submission folder with several: `--entry`,
+    /// else the rubric's.
+    pub fn entry(&self) -> Option<String> {
+        self.entry
+            .clone()
+            .or_else(|| self.rubric.as_ref().and_then(|r| r.entry.clone()))
     }
 
     /// The seats graded for game `G`.
@@ -308,11 +361,19 @@ pub(crate) const STUDENT: &str = "student";
 /// What `bot` names: a submission folder (its `bot.toml`, `bot.py` or
 /// executable `bot`, shown as `.` in the command that reproduces the
 /// grading, which is run from that folder) or a bot as `resolve` takes it.
-fn bot_text(bot: &str) -> anyhow::Result<(String, String)> {
+fn bot_text(bot: &str, cfg: &GradeConfig) -> anyhow::Result<(String, String)> {
     let path = Path::new(bot);
     if path.is_dir() {
-        let command = class::submission_bot(path).map_err(|e| anyhow::anyhow!("{bot}: {e}"))?;
+        let command = class::submission_bot(path, cfg.form(), cfg.entry().as_deref())
+            .map_err(|e| anyhow::anyhow!("{bot}: {e}"))?;
         Ok((command, ".".into()))
+    } else if cfg.form() == rubric::Form::Console
+        && !bot.trim_start().starts_with("console:")
+        && !bot.trim().ends_with(".toml")
+        && BuiltinSpec::parse(bot).name.contains(|c: char| c == ' ' || c == '/' || c == '.')
+    {
+        // A command line graded in the console form.
+        Ok((format!("console:{bot}"), bot.to_string()))
     } else {
         Ok((bot.to_string(), bot.to_string()))
     }
@@ -340,7 +401,7 @@ pub fn grade(
         None => None,
     };
     let rubric = cfg.rubric();
-    let (command, shown) = bot_text(bot)?;
+    let (command, shown) = bot_text(bot, cfg)?;
     crate::with_game!(kind, G => {
         let mut spec = BotSpec::resolve::<G>(&command).with_context(|| format!("bot '{bot}'"))?;
         spec.adjust(&cfg.process);
@@ -360,7 +421,17 @@ pub fn grade(
         let mut records = Vec::new();
         let started = Instant::now();
         let breaker = Arc::new(Breaker::new(cfg.max_timeouts));
-        let mut report = G::grade_bot(&spec, bot, cfg, observer, &breaker, &mut records)?;
+        let console = matches!(&spec, BotSpec::External(e) if e.kind == ExternalKind::Console);
+        let mut cfg = cfg.clone();
+        if console && !cfg.games_explicit {
+            cfg.games = DEFAULT_CONSOLE_GAMES;
+        }
+        let cfg = &cfg;
+        let mut report = if rubric.needs_play() {
+            G::grade_bot(&spec, bot, cfg, observer, &breaker, &mut records)?
+        } else {
+            transcripts_report::<G>(&spec, bot, cfg, &rubric, observer)?
+        };
         // The rubric's opponents not played yet, and games for its timing
         // items when exhaustive grading played none.
         let mut extra: Vec<(String, f64)> = rubric
@@ -389,6 +460,7 @@ pub fn grade(
                     seed: seed::derive_text(cfg.seed, &opponent),
                     jobs: cfg.jobs,
                     breaker: breaker.clone(),
+                    settle: None,
                 };
                 observer.begin(
                     &format!("games vs {opponent}"),
@@ -406,6 +478,8 @@ pub fn grade(
             report.scores.push(score);
         }
         report.timing = Timing::of::<G>(&records, STUDENT);
+        report.format = format_report(&records, STUDENT, console && rubric.needs_play());
+        report.randomised = answers_differ::<G>(&records, STUDENT);
         report.first_forfeit = first_forfeit(&records, STUDENT);
         if let Some(f) = &mut report.first_forfeit {
             f.replay = judge_command::<G>(&cfg.options, &f.moves);
@@ -430,6 +504,67 @@ pub fn grade(
         report.max_points = rubric.max_points();
         report.elapsed_s = started.elapsed().as_secs_f64();
         Ok(report)
+    })
+}
+
+/// Part 1 of the assignment: the program's transcripts of generated
+/// human-vs-human games against `referee play`'s (`check-console`).
+fn transcripts_report<G: Game>(
+    spec: &BotSpec,
+    name: &str,
+    cfg: &GradeConfig,
+    rubric: &rubric::Rubric,
+    observer: &dyn Observer,
+) -> anyhow::Result<GradeReport> {
+    let BotSpec::External(e) = spec else {
+        bail!("the transcripts check runs a console program, not a built-in bot");
+    };
+    let (games, accept_whitespace) = rubric
+        .transcripts()
+        .unwrap_or((rubric::DEFAULT_TRANSCRIPT_GAMES, false));
+    let timeout = std::time::Duration::from_millis(
+        (cfg.time.move_ms + cfg.time.startup_ms).max(1000) * 3,
+    );
+    observer.begin("transcripts", Some(games as u64), 0);
+    let check = crate::console::check::check_program::<G>(
+        e,
+        &cfg.options,
+        games,
+        cfg.seed,
+        timeout,
+        || observer.advance(1),
+    )?;
+    observer.end();
+    let ok = check.matched + if accept_whitespace { check.whitespace_only } else { 0 };
+    let first = check.mismatches.first().map(|m| TranscriptMismatch {
+        game: m.game,
+        input: m.input.clone(),
+        diff: m.diff.clone(),
+        whitespace_only: m.whitespace_only,
+        status: m.status.clone(),
+        stderr_tail: m.stderr_tail.clone(),
+    });
+    Ok(GradeReport {
+        game: G::KIND.name().into(),
+        bot: name.to_string(),
+        passed: ok == check.games,
+        requirement: format!(
+            "the program prints what `referee play` prints for the same input, in {games} \
+             generated games{}",
+            if accept_whitespace {
+                " (whitespace-only differences accepted)"
+            } else {
+                ""
+            }
+        ),
+        transcripts: Some(TranscriptSummary {
+            games: check.games,
+            matched: check.matched,
+            whitespace_only: check.whitespace_only,
+            accept_whitespace,
+            first,
+        }),
+        ..GradeReport::default()
     })
 }
 
@@ -623,6 +758,9 @@ fn grade_solved<G: Solved>(
             seed: cfg.seed,
             jobs: cfg.jobs,
             breaker: breaker.clone(),
+            settle: (!cfg.keep_going).then(|| {
+                [Seat::One, Seat::Two].map(|s| G::requirement(&options, s))
+            }),
         };
         let optimal = grading_opponent::<G>(&sampled, opponent::PRESSURE);
         observer.begin("games", Some(cfg.games * sampled.seats.len() as u64), 0);
@@ -675,6 +813,7 @@ fn grade_scored(
             seed: seed::derive(cfg.seed, &[i as u64]),
             jobs: cfg.jobs,
             breaker: breaker.clone(),
+            settle: None,
         };
         observer.begin(
             &format!("games vs {opponent}"),
@@ -780,6 +919,148 @@ pub struct GradeReport {
     /// Why grading stopped the bot before all its games, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// A console program's format, apart from its play (`None` for a bot
+    /// that is not a console program).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<FormatReport>,
+    /// Whether the bot answered the same line of play differently in two
+    /// games: its own randomness, so a rerun plays other games.
+    pub randomised: bool,
+    /// Part 1: the program's transcripts against `referee play`'s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcripts: Option<TranscriptSummary>,
+}
+
+/// How a console program's printed games compare with the assignment's.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FormatReport {
+    /// Games that reached their end, whose transcripts were compared.
+    pub compared: u64,
+    /// Of those, transcripts that match byte for byte.
+    pub exact: u64,
+    /// Of those, transcripts that match once trailing whitespace is ignored
+    /// (and not byte for byte).
+    pub trailing_whitespace_only: u64,
+    /// The first game (in the schedule's order) whose transcript differed.
+    pub first: Option<FormatExample>,
+}
+
+/// One game's format finding, for the feedback.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FormatExample {
+    /// The game's id.
+    pub game: u64,
+    /// The move before which the difference appeared.
+    pub turn: usize,
+    /// The moves of the game.
+    pub moves: Vec<String>,
+    /// What was noticed while playing.
+    pub notes: Vec<String>,
+    /// The diff, whitespace made visible.
+    pub diff: String,
+}
+
+/// Part 1's transcripts against `referee play`'s (`check-console`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TranscriptSummary {
+    /// Generated games.
+    pub games: usize,
+    /// Transcripts that match byte for byte.
+    pub matched: usize,
+    /// Transcripts that differ in whitespace only.
+    pub whitespace_only: usize,
+    /// Whether whitespace-only differences were accepted.
+    pub accept_whitespace: bool,
+    /// The first game whose transcript differs (in whitespace or more).
+    pub first: Option<TranscriptMismatch>,
+}
+
+/// A part-1 game whose transcript differs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TranscriptMismatch {
+    /// 1-based number of the generated game.
+    pub game: usize,
+    /// The input typed.
+    pub input: String,
+    /// The diff, whitespace made visible.
+    pub diff: String,
+    /// Whether the difference is in whitespace only.
+    pub whitespace_only: bool,
+    /// How the program ended.
+    pub status: String,
+    /// Its stderr tail.
+    pub stderr_tail: String,
+}
+
+/// The format of the console games in `records` played by `name`, or
+/// `None` when it played none as a console program (`console`).
+fn format_report(records: &[GameRecord], name: &str, console: bool) -> Option<FormatReport> {
+    if !console {
+        return None;
+    }
+    let mut rep = FormatReport::default();
+    for r in records {
+        let Some(seat) = student_seat(r, name) else {
+            continue;
+        };
+        if r.forfeit.is_some() || r.termination != crate::record::Termination::Normal {
+            continue;
+        }
+        rep.compared += 1;
+        match r.format.iter().find(|f| f.seat == seat) {
+            None => rep.exact += 1,
+            Some(f) if f.diff.is_empty() => rep.exact += 1,
+            Some(f) => {
+                if f.trailing_whitespace_only {
+                    rep.trailing_whitespace_only += 1;
+                }
+            }
+        }
+        if let Some(f) = r.format.iter().find(|f| f.seat == seat) {
+            if rep.first.is_none() {
+                rep.first = Some(FormatExample {
+                    game: r.id,
+                    turn: f.turn,
+                    moves: r.moves.clone(),
+                    notes: f.notes.clone(),
+                    diff: f.diff.clone(),
+                });
+            }
+        }
+    }
+    Some(rep)
+}
+
+/// Whether `name` answered one line of play two ways in `records` (moves
+/// chosen by the program's own randomness).
+fn answers_differ<G: Game>(records: &[GameRecord], name: &str) -> bool {
+    let mut seen: std::collections::HashMap<(String, &[String]), &String> =
+        std::collections::HashMap::new();
+    for r in records {
+        let Some(seat) = student_seat(r, name) else {
+            continue;
+        };
+        let first = r
+            .start
+            .parse::<G>()
+            .map(|p| p.to_move())
+            .unwrap_or(Seat::One);
+        for (i, mv) in r.moves.iter().enumerate() {
+            let mover = if i % 2 == 0 { first } else { first.other() };
+            if mover != seat {
+                continue;
+            }
+            let key = (r.start.clone(), &r.moves[..i]);
+            match seen.get(&key) {
+                Some(&m) if m != mv => return true,
+                Some(_) => {}
+                None => {
+                    seen.insert(key, mv);
+                }
+            }
+        }
+    }
+    false
 }
 
 /// The bot's move times.
@@ -884,6 +1165,20 @@ pub(crate) struct SampledConfig {
     pub jobs: usize,
     /// Stops the student after timeouts in a row.
     pub breaker: Arc<Breaker>,
+    /// The result the student must reach in each seat (by seat index),
+    /// when grading stops at the first game that misses it.
+    pub settle: Option<[i8; 2]>,
+}
+
+/// Whether `r` shows the student (`name`) missing its requirement:
+/// `required[seat]` is the result it must reach in each seat (1 win, 0
+/// draw), and a forfeit always misses it.
+fn fails_requirement(r: &GameRecord, name: &str, required: [i8; 2]) -> bool {
+    let Some(seat) = student_seat(r, name) else {
+        return false;
+    };
+    r.forfeit.as_ref().is_some_and(|f| f.seat == seat)
+        || outcome_value(r.outcome(), seat) < required[seat.index()]
 }
 
 /// The games of a sampled grading: the student is bot 0; its games in each
@@ -943,7 +1238,10 @@ pub(crate) fn play_games<G: BuiltinBots>(
         pairings: &pairings,
         next: AtomicUsize::new(0),
         breaker: &cfg.breaker,
+        settled: AtomicUsize::new(usize::MAX),
     };
+    let index: std::collections::HashMap<u64, usize> =
+        pairings.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
     let mut records = Vec::with_capacity(pairings.len());
     run_games_with::<G, _>(
         &entrants,
@@ -953,6 +1251,13 @@ pub(crate) fn play_games<G: BuiltinBots>(
         cfg.jobs,
         |r| {
             cfg.breaker.record(&r, student_name);
+            if let Some(required) = cfg.settle {
+                if fails_requirement(&r, student_name, required) {
+                    if let Some(&i) = index.get(&r.id) {
+                        feed.settled.fetch_min(i, Ordering::SeqCst);
+                    }
+                }
+            }
             r
         },
         |r| {
@@ -960,12 +1265,21 @@ pub(crate) fn play_games<G: BuiltinBots>(
             records.push(r);
         },
     );
+    // The games played are exactly those up to the first failing one in
+    // the schedule's order, whatever finished first: games after it that
+    // were already under way are dropped.
+    let settled = feed.settled.load(Ordering::SeqCst);
+    records.retain(|r| index.get(&r.id).is_some_and(|&i| i <= settled));
     if cfg.breaker.tripped() && crate::interrupt::interrupted().is_none() {
         // The games the stopped bot did not play: timeout forfeits, so
         // that every scheduled game has its record.
         let played: HashSet<u64> = records.iter().map(|r| r.id).collect();
         let start = G::start(&cfg.options);
-        for p in pairings.iter().filter(|p| !played.contains(&p.id)) {
+        for p in pairings
+            .iter()
+            .take(settled.saturating_add(1))
+            .filter(|p| !played.contains(&p.id))
+        {
             let names = p.players.map(|i| entrants[i].name.clone());
             let seat = if p.players[0] == 0 {
                 Seat::One
@@ -1119,6 +1433,7 @@ mod tests {
             seed: 1,
             jobs: 2,
             breaker: Arc::new(Breaker::new(0)),
+            settle: None,
         };
         let recs = play_games::<TicTacToe>(&student, "greedy", &opt, "optimal", &cfg, |_| {});
         let mut report = GradeReport::default();

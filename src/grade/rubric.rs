@@ -59,6 +59,59 @@ pub enum Check {
     },
     /// Every check of `referee check` passes.
     PassesCheck,
+    /// A console program's transcripts match the assignment's byte for
+    /// byte in every game that reached its end (with
+    /// `ignore_trailing_whitespace`, once trailing whitespace is ignored).
+    /// Met by a protocol bot, which has no console format.
+    Format {
+        /// Differences only in trailing whitespace are accepted.
+        ignore_trailing_whitespace: bool,
+    },
+    /// Part 1 of the assignment (human vs human): the program's transcripts
+    /// of `games` generated inputs match `referee play`'s (`check-console`).
+    Transcripts {
+        /// Generated games.
+        games: usize,
+        /// Differences in whitespace only are accepted.
+        accept_whitespace: bool,
+        /// Points in proportion to the games matched.
+        partial: bool,
+    },
+}
+
+/// The form a submission takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Form {
+    /// A program that speaks referee's bot protocol (docs/protocol.md).
+    #[default]
+    Protocol,
+    /// The assignment's console program, run as it is: it prints the
+    /// boards and `Player N: ` prompts and reads the opponent's moves.
+    Console,
+}
+
+impl std::str::FromStr for Form {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Form, String> {
+        match s.trim() {
+            "protocol" => Ok(Form::Protocol),
+            "console" => Ok(Form::Console),
+            other => Err(format!(
+                "unknown form \"{other}\" (expected console or protocol)"
+            )),
+        }
+    }
+}
+
+/// Generated games of a `transcripts` item by default.
+pub const DEFAULT_TRANSCRIPT_GAMES: usize = 50;
+
+impl Check {
+    /// Whether the check is about the AI's games (all but `transcripts`).
+    pub(crate) fn needs_play(&self) -> bool {
+        !matches!(self, Check::Transcripts { .. })
+    }
 }
 
 /// One rubric item: a check and the points it is worth.
@@ -92,6 +145,10 @@ pub struct Rubric {
     pub settings: Settings,
     /// Where the rubric came from (for errors).
     pub source: String,
+    /// The form submissions take (`form = "console"`), when it says.
+    pub form: Option<Form>,
+    /// The program file of a submission with several (`entry = "main.py"`).
+    pub entry: Option<String>,
 }
 
 /// The grading settings a rubric requires; `None` leaves one free.
@@ -171,6 +228,10 @@ struct RawRubric {
     settings: Option<Spanned<RawSettings>>,
     #[serde(default)]
     items: Vec<Spanned<RawItem>>,
+    #[serde(default)]
+    form: Option<Spanned<String>>,
+    #[serde(default)]
+    entry: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -203,6 +264,12 @@ struct RawItem {
     partial: bool,
     #[serde(default)]
     visibility: Option<Spanned<String>>,
+    #[serde(default)]
+    ignore_trailing_whitespace: bool,
+    #[serde(default)]
+    accept_whitespace: bool,
+    #[serde(default)]
+    games: Option<Spanned<i64>>,
 }
 
 /// 1-based line and column of byte `offset` in `text`.
@@ -295,12 +362,40 @@ impl Rubric {
                         format!("scores {min_pct} % or more against {opponent}"),
                     )
                 }
+                "format" => (
+                    Check::Format {
+                        ignore_trailing_whitespace: item.ignore_trailing_whitespace,
+                    },
+                    if item.ignore_trailing_whitespace {
+                        "prints the assignment's output (trailing whitespace aside)".to_string()
+                    } else {
+                        "prints the assignment's output byte for byte".to_string()
+                    },
+                ),
+                "transcripts" => {
+                    let games = match &item.games {
+                        None => DEFAULT_TRANSCRIPT_GAMES,
+                        Some(g) => usize::try_from(*g.get_ref())
+                            .ok()
+                            .filter(|g| (1..=10_000).contains(g))
+                            .ok_or_else(|| at(g.span().start, "games must be 1 to 10000"))?,
+                    };
+                    (
+                        Check::Transcripts {
+                            games,
+                            accept_whitespace: item.accept_whitespace,
+                            partial: item.partial,
+                        },
+                        format!("matches referee play's transcript in {games} generated games"),
+                    )
+                }
                 other => {
                     return Err(at(
                         item.check.span().start,
                         &format!(
                             "unknown check \"{other}\" (expected passes, wins-all, never-loses, \
-                             no-forfeits, score-vs, median-move-ms, max-move-ms or passes-check)"
+                             no-forfeits, score-vs, median-move-ms, max-move-ms, passes-check, \
+                             format or transcripts)"
                         ),
                     ))
                 }
@@ -373,11 +468,51 @@ impl Rubric {
                 );
             }
         }
+        let form = match &raw.form {
+            Some(f) => Some(
+                f.get_ref()
+                    .parse::<Form>()
+                    .map_err(|e| at(f.span().start, &e))?,
+            ),
+            None => None,
+        };
+        let entry = match &raw.entry {
+            Some(e) => {
+                let name = e.get_ref();
+                let plain = !name.is_empty()
+                    && !name.contains(['/', '\\'])
+                    && name != "."
+                    && name != "..";
+                if !plain {
+                    return Err(at(
+                        e.span().start,
+                        "entry must be a file name inside the submission (e.g. \"main.py\")",
+                    ));
+                }
+                Some(name.clone())
+            }
+            None => None,
+        };
+        let transcripts = items
+            .iter()
+            .any(|i| matches!(i.check, Check::Transcripts { .. }));
+        if transcripts && items.iter().any(|i| i.check.needs_play()) {
+            return Err(at(
+                0,
+                "check \"transcripts\" (part 1, human vs human) cannot be mixed with checks on \
+                 an AI's games (part 2): write one rubric per part",
+            ));
+        }
+        if transcripts && form == Some(Form::Protocol) {
+            return Err(at(0, "check \"transcripts\" needs form = \"console\""));
+        }
         Ok(Rubric {
             title: raw.title.unwrap_or_else(|| "Grading".to_string()),
             items,
             settings,
             source: path.display().to_string(),
+            form: form.or(transcripts.then_some(Form::Console)),
+            entry,
         })
     }
 
@@ -393,7 +528,27 @@ impl Rubric {
             }],
             settings: Settings::default(),
             source: String::new(),
+            form: None,
+            entry: None,
         }
+    }
+
+    /// Whether grading plays the AI's games (every check but the part-1
+    /// transcripts needs them).
+    pub(crate) fn needs_play(&self) -> bool {
+        self.items.iter().any(|i| i.check.needs_play())
+    }
+
+    /// The part-1 transcripts check, if the rubric has one.
+    pub(crate) fn transcripts(&self) -> Option<(usize, bool)> {
+        self.items.iter().find_map(|i| match i.check {
+            Check::Transcripts {
+                games,
+                accept_whitespace,
+                ..
+            } => Some((games, accept_whitespace)),
+            _ => None,
+        })
     }
 
     /// The points the rubric is worth.
@@ -506,6 +661,71 @@ fn score_item(item: &Item, r: &GradeReport) -> ItemScore {
                 },
             ),
             None => all_or_nothing(false, "referee check was not run".into()),
+        },
+        Check::Format {
+            ignore_trailing_whitespace,
+        } => match &r.format {
+            None => all_or_nothing(true, "not a console program: no console format".into()),
+            Some(f) if f.compared == 0 => all_or_nothing(
+                false,
+                "no game reached its end, so no transcript could be compared".into(),
+            ),
+            Some(f) => {
+                let ok_games = if *ignore_trailing_whitespace {
+                    f.exact + f.trailing_whitespace_only
+                } else {
+                    f.exact
+                };
+                let mut detail = format!(
+                    "{ok_games} of {} transcripts match{}",
+                    f.compared,
+                    if *ignore_trailing_whitespace {
+                        " (trailing whitespace ignored)"
+                    } else {
+                        " byte for byte"
+                    }
+                );
+                if let Some(first) = &f.first {
+                    detail.push_str(&format!(
+                        "; first difference before move {} of game {}",
+                        first.turn, first.game
+                    ));
+                    if let Some(n) = first.notes.first() {
+                        detail.push_str(&format!(": {n}"));
+                    }
+                }
+                all_or_nothing(ok_games == f.compared, detail)
+            }
+        },
+        Check::Transcripts { partial, .. } => match &r.transcripts {
+            None => all_or_nothing(false, "the transcripts were not checked".into()),
+            Some(t) => {
+                let ok_games = t.matched + if t.accept_whitespace { t.whitespace_only } else { 0 };
+                let ok = t.games > 0 && ok_games == t.games;
+                let points = if ok {
+                    item.points
+                } else if *partial && t.games > 0 {
+                    item.points * ok_games as f64 / t.games as f64
+                } else {
+                    0.0
+                };
+                let mut detail = format!("{ok_games} of {} transcripts match", t.games);
+                if t.whitespace_only > 0 {
+                    detail.push_str(&format!(
+                        " ({} differ in whitespace only{})",
+                        t.whitespace_only,
+                        if t.accept_whitespace { ", accepted" } else { "" }
+                    ));
+                }
+                ItemScore {
+                    name: item.name.clone(),
+                    points: (points * 100.0).round() / 100.0,
+                    max_points: item.points,
+                    passed: ok,
+                    detail,
+                    visibility: item.visibility.clone(),
+                }
+            }
         },
         Check::ScoreVs {
             opponent,
