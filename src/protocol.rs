@@ -343,6 +343,31 @@ impl Breach {
 /// - end of file (or a turn line that cannot be sent to a dead process) is
 ///   `startup` before the bot's first reply and `crash` after it;
 /// - output when no reply was due is `malformed`.
+/// A hint for output that looks like the course assignment's console game
+/// (a board header of board letters, a row of cells, a `Player N: `
+/// prompt) from a bot run as a protocol bot: it is a console program.
+pub(crate) fn console_hint(text: &str) -> &'static str {
+    let looks = text.lines().any(|l| {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        let header = !words.is_empty()
+            && words
+                .iter()
+                .all(|w| w.len() == 1 && w.as_bytes()[0].is_ascii_uppercase());
+        let cells = words.len() >= 3
+            && words
+                .iter()
+                .all(|w| w.len() == 1 && (w.as_bytes()[0].is_ascii_digit() || *w == "X"));
+        header && words.len() >= 2 || cells || l.contains("Player 1:") || l.contains("Player 2:")
+    });
+    if looks {
+        " (this looks like the assignment's console program, which prints boards and `Player N: ` \
+         prompts: grade it with --form console or a rubric with form = \"console\", or give its \
+         bot.toml kind = \"console\")"
+    } else {
+        ""
+    }
+}
+
 pub(crate) fn judge_reply<G: Game>(
     heard: Heard,
     pos: &G,
@@ -380,7 +405,7 @@ pub(crate) fn judge_reply<G: Game>(
                 Ok(text) => match G::parse_move(text) {
                     Err(e) => Err(Breach::new(
                         ForfeitReason::Malformed,
-                        format!("not a move: {e}"),
+                        format!("not a move: {e}{}", console_hint(text)),
                     )),
                     Ok(mv) => match pos.illegality(mv) {
                         Some(why) => Err(Breach::new(ForfeitReason::Illegal, why)),
@@ -421,8 +446,9 @@ pub(crate) fn judge_reply<G: Game>(
                 ForfeitReason::Malformed,
                 format!(
                     "wrote output when no reply was due (a line before its first turn, \
-                     a second line after a reply, or output at the end of the game): \"{}\"",
-                    crate::record::escape_line(first.as_bytes())
+                     a second line after a reply, or output at the end of the game): \"{}\"{}",
+                    crate::record::escape_line(first.as_bytes()),
+                    console_hint(&shown)
                 ),
             )
             .with_line(bytes))
@@ -571,6 +597,11 @@ mod tests {
         assert_eq!(reason(Heard::Closed(vec![]), true), Startup);
         assert_eq!(reason(Heard::Closed(vec![]), false), Crash);
         assert_eq!(reason(Heard::Stray(b"hello\n".to_vec()), true), Malformed);
+        assert!(console_hint("A      B      C").contains("--form console"));
+        assert!(console_hint("0 1 2  0 1 2  0 1 2").contains("--form console"));
+        assert!(console_hint("Player 1: A4").contains("--form console"));
+        assert_eq!(console_hint("A"), "");
+        assert_eq!(console_hint("hello"), "");
         assert_eq!(reason(Heard::TooLong(vec![b'x'; 10]), false), Malformed);
         let pipe = || std::io::Error::from(std::io::ErrorKind::BrokenPipe);
         assert_eq!(reason(Heard::Unsent(pipe()), true), Startup);

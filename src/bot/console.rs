@@ -482,6 +482,14 @@ impl<G: Game> ConsoleBot<G> {
                     let part = self.unread().to_vec();
                     let said = if find_player_prompt(&part, own).is_some() {
                         "no move line".to_string()
+                    } else if self.out.is_empty() {
+                        // Silent from the start: often a protocol bot,
+                        // waiting for its `begin` line.
+                        format!(
+                            "nothing printed (no board, no `Player {own}: ` move line); a bot \
+                             that waits for referee's `begin` line is a protocol bot: grade it \
+                             with --form protocol"
+                        )
                     } else {
                         format!("no `Player {own}: ` move line")
                     };

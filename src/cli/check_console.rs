@@ -27,6 +27,11 @@ pub struct CheckConsoleArgs {
     /// Seconds one run of the program may take before it is killed.
     #[arg(long, default_value_t = 10)]
     timeout_s: u64,
+    /// Accept transcripts that differ from the reference in whitespace
+    /// only (trailing spaces, blank lines, spacing): they are still
+    /// counted and shown, but do not fail the check.
+    #[arg(long)]
+    accept_whitespace: bool,
     /// Most differences printed in full (all are counted).
     #[arg(long, default_value_t = 3)]
     show: usize,
@@ -62,7 +67,7 @@ pub fn run(args: CheckConsoleArgs) -> anyhow::Result<ExitCode> {
     ))
     .with_context(|| format!("cannot run '{}'", args.command))?;
     print_report(&args, &report, started.elapsed());
-    Ok(if report.mismatches.is_empty() {
+    Ok(if report.passed(args.accept_whitespace) == report.games {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -70,14 +75,22 @@ pub fn run(args: CheckConsoleArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn print_report(args: &CheckConsoleArgs, r: &CheckReport, took: Duration) {
-    for m in r.mismatches.iter().take(args.show) {
-        println!("== game {}: transcript differs ({})", m.game, m.status);
+    // Real differences first: they are what a student must fix.
+    let mut shown: Vec<_> = r.mismatches.iter().collect();
+    shown.sort_by_key(|m| (m.whitespace_only, m.game));
+    for m in shown.into_iter().take(args.show) {
+        let what = if m.whitespace_only {
+            "transcript differs in whitespace only"
+        } else {
+            "transcript differs"
+        };
+        println!("== game {}: {what} ({})", m.game, m.status);
         println!("-- input (one line each, as typed):");
         for line in m.input.lines() {
             println!("   {line:?}");
         }
-        println!("-- diff:");
-        print!("{}", m.diff);
+        println!("-- diff (· a trailing space, → a tab, ⏎ a missing newline):");
+        println!("{}", m.diff);
         if !m.stderr_tail.trim().is_empty() {
             println!("-- program stderr (tail):");
             for line in m.stderr_tail.lines() {
@@ -92,13 +105,28 @@ fn print_report(args: &CheckConsoleArgs, r: &CheckReport, took: Duration) {
             r.mismatches.len() - args.show
         );
     }
-    let verdict = if r.mismatches.is_empty() {
+    let verdict = if r.passed(args.accept_whitespace) == r.games {
         "PASS"
     } else {
         "FAIL"
     };
+    let real = r.mismatches.len() - r.whitespace_only;
+    let whitespace = if r.whitespace_only == 0 {
+        String::new()
+    } else if args.accept_whitespace {
+        format!(
+            ", {} more differ in whitespace only (accepted)",
+            r.whitespace_only
+        )
+    } else {
+        format!(
+            ", {} differ in whitespace only (--accept-whitespace accepts them), {real} differ \
+             otherwise",
+            r.whitespace_only
+        )
+    };
     println!(
-        "{verdict}: {}/{} transcripts match byte for byte ({} {}, seed {}, {:.1} s)",
+        "{verdict}: {}/{} transcripts match byte for byte{whitespace} ({} {}, seed {}, {:.1} s)",
         r.matched,
         r.games,
         args.game.game,

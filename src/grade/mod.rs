@@ -17,6 +17,7 @@ mod breaker;
 pub mod class;
 pub mod exhaustive;
 pub mod league;
+pub(crate) mod lines;
 pub(crate) mod opponent;
 pub mod rubric;
 
@@ -477,7 +478,7 @@ pub fn grade(
             let score = opponent_score(&records, &opponent, threshold);
             report.scores.push(score);
         }
-        report.timing = Timing::of::<G>(&records, STUDENT);
+        report.timing = Timing::of::<G>(&records, STUDENT, cfg.time.startup_ms);
         report.format = format_report(&records, STUDENT, console && rubric.needs_play());
         report.randomised = answers_differ::<G>(&records, STUDENT);
         report.first_forfeit = first_forfeit(&records, STUDENT);
@@ -715,7 +716,100 @@ fn grade_solved<G: Solved>(
         requirement: G::requirement_text(&options, &seats),
         ..GradeReport::default()
     };
-    if cfg.mode.is_exhaustive() {
+    let console = matches!(spec, BotSpec::External(e) if e.kind == ExternalKind::Console);
+    if cfg.mode.is_exhaustive() && console {
+        if cfg.mode == GradeMode::ExhaustiveCanonical {
+            bail!(
+                "--canonical needs a bot asked position by position; a console program is run \
+                 once per line of play: use --exhaustive alone"
+            );
+        }
+        let (mut won, mut kept, mut lines) = (0u64, 0u64, 0u64);
+        let mut fallback = None;
+        for &seat in &seats {
+            observer.begin(&format!("lines of play (player {seat})"), None, 0);
+            let mut shown = 0;
+            let r = lines::explore_lines::<G>(
+                spec,
+                seat,
+                &options,
+                cfg.time,
+                cfg.seed,
+                cfg.max_lines.saturating_sub(lines),
+                cfg.jobs,
+                |n| {
+                    observer.advance(n.saturating_sub(shown));
+                    shown = n;
+                },
+            );
+            observer.end();
+            lines += r.lines;
+            report.positions_checked += r.positions;
+            won += r.won_positions;
+            kept += r.kept;
+            count_games(&r.records, &mut report);
+            records.extend(r.records);
+            match r.end {
+                lines::LinesEnd::Complete => {}
+                lines::LinesEnd::Refuted(f) => {
+                    report.failures.push(*f);
+                    break;
+                }
+                lines::LinesEnd::NotDeterministic(why) => {
+                    fallback = Some(format!(
+                        "not deterministic ({why}): its games depend on more than its input, so \
+                         it was graded by sampled games instead"
+                    ));
+                    break;
+                }
+                lines::LinesEnd::TooMany { run, pending } => bail!(
+                    "the program's tree of play has more lines than --max-lines {} ({run} lines \
+                     run, {pending} more known and not run): raise --max-lines (each line is one \
+                     run of the program), or grade by sampled games (without --exhaustive)",
+                    cfg.max_lines
+                ),
+            }
+        }
+        if let Some(note) = fallback {
+            records.clear();
+            let sampled = SampledConfig {
+                options,
+                seats: seats.clone(),
+                games: cfg.games,
+                time: cfg.time,
+                seed: cfg.seed,
+                jobs: cfg.jobs,
+                breaker: breaker.clone(),
+                settle: (!cfg.keep_going)
+                    .then(|| [Seat::One, Seat::Two].map(|s| G::requirement(&options, s))),
+            };
+            let optimal = grading_opponent::<G>(&sampled, opponent::PRESSURE);
+            observer.begin("games", Some(cfg.games * sampled.seats.len() as u64), 0);
+            let played = play_games::<G>(spec, STUDENT, &optimal, "optimal", &sampled, |_| {
+                observer.advance(1)
+            });
+            observer.end();
+            let mut sampled_report = GradeReport {
+                mode: GradeMode::Sampled,
+                note,
+                ..report
+            };
+            sampled_report.games = 0;
+            sampled_report.wdl = Wdl::default();
+            sampled_report.forfeits = 0;
+            sampled_report.failures.clear();
+            judge_sampled::<G>(&played, STUDENT, &options, &mut sampled_report);
+            records.extend(played);
+            return Ok(sampled_report);
+        }
+        report.note = format!(
+            "exhaustive over every line of play: {lines} lines (one run of the program each), \
+             {} distinct positions where it chose a move",
+            report.positions_checked
+        );
+        report.accuracy = (won > 0).then(|| kept as f64 / won as f64);
+        report.passed = report.failures.is_empty();
+    } else if cfg.mode.is_exhaustive() {
         if cfg.mode == GradeMode::ExhaustiveCanonical {
             report.note = "canonical: one position per symmetry class was asked (a bot that \
                            plays symmetric positions alike gets the same verdict as in full \
@@ -1070,14 +1164,28 @@ pub struct Timing {
     pub moves: u64,
     /// The median move time in µs.
     pub median_us: u64,
-    /// The slowest move in µs.
+    /// The slowest move in µs, a game's first move aside (its limit
+    /// includes the start-up allowance, which `first_max_us` is judged by).
     pub max_us: u64,
+    /// The slowest first move of a game in µs (it includes the program's
+    /// start).
+    #[serde(default)]
+    pub first_max_us: u64,
+    /// The start-up allowance of a game's first move, in ms.
+    #[serde(default)]
+    pub startup_ms: u64,
 }
 
 impl Timing {
-    /// The times of `name`'s moves in `records` (`None` without any).
-    pub(crate) fn of<G: Game>(records: &[GameRecord], name: &str) -> Option<Timing> {
+    /// The times of `name`'s moves in `records` (`None` without any); a
+    /// game's first move has `startup_ms` more.
+    pub(crate) fn of<G: Game>(
+        records: &[GameRecord],
+        name: &str,
+        startup_ms: u64,
+    ) -> Option<Timing> {
         let mut times = Vec::new();
+        let (mut max_us, mut first_max_us) = (0, 0);
         for r in records {
             let Some(seat) = student_seat(r, name) else {
                 continue;
@@ -1088,10 +1196,17 @@ impl Timing {
                 .parse::<G>()
                 .map(|p| p.to_move())
                 .unwrap_or(Seat::One);
+            let mut first_move = true;
             for (i, &t) in r.times_us.iter().enumerate() {
                 let mover = if i % 2 == 0 { first } else { first.other() };
                 if mover == seat {
                     times.push(t);
+                    if first_move {
+                        first_max_us = first_max_us.max(t);
+                    } else {
+                        max_us = max_us.max(t);
+                    }
+                    first_move = false;
                 }
             }
         }
@@ -1102,8 +1217,15 @@ impl Timing {
         Some(Timing {
             moves: times.len() as u64,
             median_us: times[(times.len() - 1) / 2],
-            max_us: times[times.len() - 1],
+            max_us,
+            first_max_us,
+            startup_ms,
         })
+    }
+
+    /// The slowest move of all, first moves included.
+    pub fn slowest_us(&self) -> u64 {
+        self.max_us.max(self.first_max_us)
     }
 }
 

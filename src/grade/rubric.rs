@@ -645,10 +645,22 @@ fn score_item(item: &Item, r: &GradeReport) -> ItemScore {
             None => all_or_nothing(false, "no move was timed".into()),
         },
         Check::MaxMoveMs { max_ms } => match &r.timing {
-            Some(t) => all_or_nothing(
-                ms(t.max_us) <= *max_ms,
-                format!("slowest move {:.1} ms (at most {max_ms} ms)", ms(t.max_us)),
-            ),
+            // A game's first move is judged as the forfeit judges it: with
+            // the start-up allowance on top of the limit.
+            Some(t) => {
+                let first_limit = max_ms + t.startup_ms as f64;
+                let ok = ms(t.max_us) <= *max_ms && ms(t.first_max_us) <= first_limit;
+                all_or_nothing(
+                    ok,
+                    format!(
+                        "slowest move {:.1} ms (at most {max_ms} ms); slowest first move {:.1} ms \
+                         (at most {first_limit} ms: the limit plus the {} ms start-up allowance)",
+                        ms(t.max_us),
+                        ms(t.first_max_us),
+                        t.startup_ms
+                    ),
+                )
+            }
             None => all_or_nothing(false, "no move was timed".into()),
         },
         Check::PassesCheck => match &r.check {
@@ -799,6 +811,8 @@ mod tests {
             moves: 5,
             median_us: 40_000,
             max_us: 900_000,
+            first_max_us: 900_000,
+            startup_ms: 3000,
         });
         report.check = Some(CheckSummary {
             passed: 8,

@@ -100,10 +100,13 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
     if let Some(t) = &r.timing {
         let _ = writeln!(
             out,
-            "| move time | median {}, slowest {} over {} moves |",
+            "| move time | median {}, slowest {} over {} moves (a game's first move {}, \
+             within the limit plus the {} ms start-up allowance) |",
             format_us(t.median_us as f64),
             format_us(t.max_us as f64),
-            t.moves
+            t.moves,
+            format_us(t.first_max_us as f64),
+            t.startup_ms
         );
     }
     if let Some(a) = r.accuracy {
@@ -198,6 +201,102 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
         if !g.replay.is_empty() && !g.moves.is_empty() {
             let _ = writeln!(out, "The moves before it:\n\n{}", block(&g.replay));
         }
+    }
+
+    if let Some(f) = &r.format {
+        out.push_str("## Output format\n\n");
+        let _ = writeln!(
+            out,
+            "Your program's printed games were compared with the assignment's transcript \
+             (the play above is judged apart from this): {} of {} match byte for byte{}.\n",
+            f.exact,
+            f.compared,
+            if f.trailing_whitespace_only > 0 {
+                format!(
+                    ", {} more differ in trailing whitespace only",
+                    f.trailing_whitespace_only
+                )
+            } else {
+                String::new()
+            }
+        );
+        if let Some(e) = &f.first {
+            let _ = writeln!(
+                out,
+                "The first difference appeared before move {} of this game: {}\n",
+                e.turn,
+                code(&e.moves.join(" "))
+            );
+            for n in &e.notes {
+                let _ = writeln!(out, "- {}", cell(n));
+            }
+            if !e.notes.is_empty() {
+                out.push('\n');
+            }
+            if !e.diff.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "Expected (`-`) and printed (`+`); `·` is a trailing space, `→` a tab, `⏎` a \
+                     missing newline:\n\n{}",
+                    block(&e.diff)
+                );
+            }
+        }
+    }
+
+    if let Some(t) = &r.transcripts {
+        out.push_str("## Transcripts\n\n");
+        let _ = writeln!(
+            out,
+            "{} of {} generated games print exactly what `referee play` prints for the same \
+             input{}.\n",
+            t.matched,
+            t.games,
+            if t.whitespace_only > 0 {
+                format!(
+                    "; {} differ in whitespace only{}",
+                    t.whitespace_only,
+                    if t.accept_whitespace {
+                        " (accepted)"
+                    } else {
+                        ""
+                    }
+                )
+            } else {
+                String::new()
+            }
+        );
+        if let Some(m) = &t.first {
+            let _ = writeln!(
+                out,
+                "Game {} ({}; the program {}). The input, one line each:\n\n{}",
+                m.game,
+                if m.whitespace_only {
+                    "whitespace only"
+                } else {
+                    "a real difference"
+                },
+                m.status,
+                block(&m.input)
+            );
+            let _ = writeln!(
+                out,
+                "Expected (`-`) and printed (`+`); `·` is a trailing space, `→` a tab, `⏎` a \
+                 missing newline:\n\n{}",
+                block(&m.diff)
+            );
+            if !m.stderr_tail.trim().is_empty() {
+                let _ = writeln!(out, "Its stderr:\n\n{}", block(&m.stderr_tail));
+            }
+        }
+    }
+
+    if r.randomised {
+        out.push_str(
+            "Your program answered the same moves differently in different games: it makes \
+             random choices of its own, so a rerun with the same seed plays other games (the \
+             opponent's choices are the same).\n\n",
+        );
     }
 
     if let Some(c) = &r.check {
@@ -427,6 +526,8 @@ mod tests {
                 moves: 3,
                 median_us: 1500,
                 max_us: 2_000_000,
+                first_max_us: 2_000_000,
+                startup_ms: 3000,
             }),
             first_forfeit: Some(ForfeitedGame {
                 opponent: "optimal".into(),

@@ -98,10 +98,13 @@ pub fn grade_report_text(r: &GradeReport) -> String {
     if let Some(t) = &r.timing {
         let _ = writeln!(
             out,
-            "move time: median {}, slowest {} over {} moves",
+            "move time: median {}, slowest {} over {} moves (first moves: slowest {}, with \
+             the {} ms start-up allowance)",
             super::format_us(t.median_us as f64),
             super::format_us(t.max_us as f64),
-            t.moves
+            t.moves,
+            super::format_us(t.first_max_us as f64),
+            t.startup_ms
         );
     }
     if let Some(g) = &r.first_forfeit {
