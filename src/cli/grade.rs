@@ -28,7 +28,7 @@ pub struct GradeOptions {
     #[arg(long, value_parser = ["1", "2", "both"])]
     seat: Option<String>,
     /// Games per seat in sampled mode (per opponent for UTTT); default 100,
-    /// and 500 for a console program (sized to catch an AI that loses 1 %
+    /// and 200 for a console program (sized to catch an AI that loses 1 %
     /// of random games: docs/grading.md).
     #[arg(long)]
     games: Option<u64>,

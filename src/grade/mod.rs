@@ -14,6 +14,7 @@
 //! a refutation.
 
 mod breaker;
+pub mod catch;
 pub mod class;
 pub mod exhaustive;
 pub mod league;
@@ -195,8 +196,10 @@ pub struct GradeConfig {
 
 /// Games per seat when a console program is graded and `--games` is not
 /// given: enough to catch an AI that loses about 1 % of random games on at
-/// least 99 % of seeds (measured: docs/grading.md, "How many games").
-pub const DEFAULT_CONSOLE_GAMES: u64 = 500;
+/// least 99 % of seeds (measured with `cargo bench --bench catch_rate`:
+/// docs/grading.md, "How many games"), and about half a minute for a
+/// Python program on 2 cores.
+pub const DEFAULT_CONSOLE_GAMES: u64 = 200;
 
 /// The default of [`GradeConfig::max_lines`].
 pub const DEFAULT_MAX_LINES: u64 = 20_000;
@@ -1584,6 +1587,7 @@ mod tests {
             seed: 2,
             jobs: 2,
             breaker: Arc::new(Breaker::new(0)),
+            settle: None,
         };
         let recs = play_games::<Notakto>(&opt, "student", &opt, "optimal", &cfg, |_| {});
         let mut report = GradeReport::default();
