@@ -44,7 +44,13 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
     println!("games  pressure  caught (all gradings)  worst flaw");
-    let rows = measure(3, &flaws, seeds, &[100, 200, 300, 500], &[0.0, 0.25, 0.5, 1.0]);
+    let rows = measure(
+        3,
+        &flaws,
+        seeds,
+        &[100, 200, 300, 500],
+        &[0.0, 0.25, 0.5, 1.0],
+    );
     for r in rows {
         println!(
             "{:>5}  {:>8.2}  {:>6.2} % ({}/{})  {:>6.1} %",

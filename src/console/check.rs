@@ -6,7 +6,6 @@
 //! program and the reference read the same bytes on stdin; their stdout must
 //! match byte for byte.
 
-
 use std::time::{Duration, Instant};
 
 use rand::Rng;

@@ -206,8 +206,8 @@ pub fn games_to_catch(
     let opts = GameOptions { boards };
     for k in 0..games {
         let game_seed = seed::derive(grading_seed, &[k]);
-        let mut opp = Spreader::<Notakto>::new(k, games, grading_seed, game_seed)
-            .with_pressure(pressure);
+        let mut opp =
+            Spreader::<Notakto>::new(k, games, grading_seed, game_seed).with_pressure(pressure);
         let mut pos = Notakto::start(&opts);
         while !pos.is_over() {
             let mv = if pos.to_move() == Seat::One {
@@ -283,22 +283,32 @@ mod tests {
 
     #[test]
     fn a_flawed_ai_loses_where_it_is_flawed_and_wins_elsewhere() {
-        let start = Notakto::start(&GameOptions { boards: 3 });
-        let flaw: Flaw = [start.to_string()].into();
-        let bad = flawed_move(&start, &flaw).unwrap();
-        let mut after = start.clone();
-        after.play_unchecked(bad);
-        assert!(after.solve() > 0, "the flawed move hands the win over");
-        // Flawed at the start, it is caught in the first game; a random
-        // human converts only some of its games.
-        assert_eq!(games_to_catch(3, &flaw, 50, 1, 0.25), Some(1));
-        let rate = loss_rate(3, &flaw, 400, 1);
-        assert!(rate > 0.0 && rate < 1.0, "{rate}");
-        // The perfect AI (no flaw) is never caught, nor loses.
-        assert_eq!(games_to_catch(3, &Flaw::new(), 50, 1, 0.25), None);
-        assert_eq!(loss_rate(3, &Flaw::new(), 200, 1), 0.0);
-        // The positions it meets are the ones random games show.
+        // The first position of a random game where a losing move exists.
+        let none = Flaw::new();
         let games = random_games(3, 20, 2);
-        assert!(games.iter().all(|g| g.first() == Some(&start.to_string())));
+        let start = Notakto::start(&GameOptions { boards: 3 }).to_string();
+        assert!(games.iter().all(|g| g.first() == Some(&start)));
+        let p = games
+            .iter()
+            .flatten()
+            .find(|p| {
+                let pos: Notakto = p.parse().unwrap();
+                let one: Flaw = [p.to_string()].into();
+                flawed_move(&pos, &one) != flawed_move(&pos, &none)
+            })
+            .expect("a position with a losing move");
+        let flaw: Flaw = [p.clone()].into();
+        let pos: Notakto = p.parse().unwrap();
+        let mut after = pos.clone();
+        after.play_unchecked(flawed_move(&pos, &flaw).unwrap());
+        assert!(after.solve() > 0, "the flawed move hands the win over");
+        // The grading opponent finds the hole; a random human converts only
+        // some of the games it reaches.
+        assert!(games_to_catch(3, &flaw, 200, 1, 0.25).is_some());
+        let rate = loss_rate(3, &flaw, 2000, 1);
+        assert!(rate < 1.0, "{rate}");
+        // The perfect AI (no flaw) is never caught, nor loses.
+        assert_eq!(games_to_catch(3, &none, 50, 1, 0.25), None);
+        assert_eq!(loss_rate(3, &none, 200, 1), 0.0);
     }
 }

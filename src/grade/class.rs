@@ -79,7 +79,11 @@ pub struct ClassOutput {
 ///
 /// A folder that holds nothing but one folder (a zip unpacked with its own
 /// top folder) is looked into.
-pub(crate) fn submission_bot(dir: &Path, form: Form, entry: Option<&str>) -> Result<String, String> {
+pub(crate) fn submission_bot(
+    dir: &Path,
+    form: Form,
+    entry: Option<&str>,
+) -> Result<String, String> {
     let dir = &inner_folder(dir);
     let manifest = dir.join("bot.toml");
     if manifest.is_file() {
@@ -117,7 +121,9 @@ pub(crate) fn submission_bot(dir: &Path, form: Form, entry: Option<&str>) -> Res
                     Ok(format!("console:{}", quoted(&exe)))
                 }
                 None if exe.is_file() => Err(not_executable(&exe)),
-                None => Err("no Python program (.py) in the folder, nor an executable `bot`".into()),
+                None => {
+                    Err("no Python program (.py) in the folder, nor an executable `bot`".into())
+                }
             }
         }
         Form::Protocol => {
@@ -131,15 +137,18 @@ pub(crate) fn submission_bot(dir: &Path, form: Form, entry: Option<&str>) -> Res
                 }
                 return Ok(quoted(&exe));
             }
-            let hint = match python_entry(dir) {
-                Ok(Some(p)) => format!(
+            let hint =
+                match python_entry(dir) {
+                    Ok(Some(p)) => format!(
                     " ({} looks like a console program: grade the assignment's console form with \
                      --form console or a rubric with form = \"console\")",
                     p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
                 ),
-                _ => String::new(),
-            };
-            Err(format!("no bot.toml, bot.py or executable bot in the folder{hint}"))
+                    _ => String::new(),
+                };
+            Err(format!(
+                "no bot.toml, bot.py or executable bot in the folder{hint}"
+            ))
         }
     }
 }

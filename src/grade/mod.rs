@@ -31,9 +31,9 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
+use crate::bot::manifest::ExternalKind;
 use crate::bot::spec::ProcessSettings;
 use crate::bot::tictactoe as ttt_bot;
-use crate::bot::manifest::ExternalKind;
 use crate::bot::{notakto as nk_bot, BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{Game, GameKind, GameOptions, Notakto, Outcome, Seat, TicTacToe, Uttt};
 use crate::journal::RunFolder;
@@ -374,7 +374,9 @@ fn bot_text(bot: &str, cfg: &GradeConfig) -> anyhow::Result<(String, String)> {
     } else if cfg.form() == rubric::Form::Console
         && !bot.trim_start().starts_with("console:")
         && !bot.trim().ends_with(".toml")
-        && BuiltinSpec::parse(bot).name.contains(|c: char| c == ' ' || c == '/' || c == '.')
+        && BuiltinSpec::parse(bot)
+            .name
+            .contains(|c: char| c == ' ' || c == '/' || c == '.')
     {
         // A command line graded in the console form.
         Ok((format!("console:{bot}"), bot.to_string()))
@@ -526,9 +528,8 @@ fn transcripts_report<G: Game>(
     let (games, accept_whitespace) = rubric
         .transcripts()
         .unwrap_or((rubric::DEFAULT_TRANSCRIPT_GAMES, false));
-    let timeout = std::time::Duration::from_millis(
-        (cfg.time.move_ms + cfg.time.startup_ms).max(1000) * 3,
-    );
+    let timeout =
+        std::time::Duration::from_millis((cfg.time.move_ms + cfg.time.startup_ms).max(1000) * 3);
     observer.begin("transcripts", Some(games as u64), 0);
     let check = crate::console::check::check_program::<G>(
         e,
@@ -539,7 +540,12 @@ fn transcripts_report<G: Game>(
         || observer.advance(1),
     )?;
     observer.end();
-    let ok = check.matched + if accept_whitespace { check.whitespace_only } else { 0 };
+    let ok = check.matched
+        + if accept_whitespace {
+            check.whitespace_only
+        } else {
+            0
+        };
     let first = check.mismatches.first().map(|m| TranscriptMismatch {
         game: m.game,
         input: m.input.clone(),
@@ -855,9 +861,8 @@ fn grade_solved<G: Solved>(
             seed: cfg.seed,
             jobs: cfg.jobs,
             breaker: breaker.clone(),
-            settle: (!cfg.keep_going).then(|| {
-                [Seat::One, Seat::Two].map(|s| G::requirement(&options, s))
-            }),
+            settle: (!cfg.keep_going)
+                .then(|| [Seat::One, Seat::Two].map(|s| G::requirement(&options, s))),
         };
         let optimal = grading_opponent::<G>(&sampled, opponent::PRESSURE);
         observer.begin("games", Some(cfg.games * sampled.seats.len() as u64), 0);
@@ -1365,8 +1370,11 @@ pub(crate) fn play_games<G: BuiltinBots>(
         breaker: &cfg.breaker,
         settled: AtomicUsize::new(usize::MAX),
     };
-    let index: std::collections::HashMap<u64, usize> =
-        pairings.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
+    let index: std::collections::HashMap<u64, usize> = pairings
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.id, i))
+        .collect();
     let mut records = Vec::with_capacity(pairings.len());
     run_games_with::<G, _>(
         &entrants,

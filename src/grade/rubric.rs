@@ -479,10 +479,8 @@ impl Rubric {
         let entry = match &raw.entry {
             Some(e) => {
                 let name = e.get_ref();
-                let plain = !name.is_empty()
-                    && !name.contains(['/', '\\'])
-                    && name != "."
-                    && name != "..";
+                let plain =
+                    !name.is_empty() && !name.contains(['/', '\\']) && name != "." && name != "..";
                 if !plain {
                     return Err(at(
                         e.span().start,
@@ -712,7 +710,12 @@ fn score_item(item: &Item, r: &GradeReport) -> ItemScore {
         Check::Transcripts { partial, .. } => match &r.transcripts {
             None => all_or_nothing(false, "the transcripts were not checked".into()),
             Some(t) => {
-                let ok_games = t.matched + if t.accept_whitespace { t.whitespace_only } else { 0 };
+                let ok_games = t.matched
+                    + if t.accept_whitespace {
+                        t.whitespace_only
+                    } else {
+                        0
+                    };
                 let ok = t.games > 0 && ok_games == t.games;
                 let points = if ok {
                     item.points
@@ -726,7 +729,11 @@ fn score_item(item: &Item, r: &GradeReport) -> ItemScore {
                     detail.push_str(&format!(
                         " ({} differ in whitespace only{})",
                         t.whitespace_only,
-                        if t.accept_whitespace { ", accepted" } else { "" }
+                        if t.accept_whitespace {
+                            ", accepted"
+                        } else {
+                            ""
+                        }
                     ));
                 }
                 ItemScore {

@@ -37,11 +37,17 @@ fn one_extra_space_fails_with_the_diff_and_the_input() {
     assert!(out.contains("FAIL: 0/5"), "{out}");
     // A unified diff with the expected header line and the program's one.
     assert!(out.contains("--- expected (referee play)"), "{out}");
-    assert!(out.contains("-A      B      C\n+A      B      C·\n"), "{out}");
+    assert!(
+        out.contains("-A      B      C\n+A      B      C·\n"),
+        "{out}"
+    );
     assert!(out.contains("-- input"), "{out}");
     // Whitespace only: counted apart, and accepted on request.
     assert!(out.contains("5 differ in whitespace only"), "{out}");
-    assert!(out.contains("transcript differs in whitespace only"), "{out}");
+    assert!(
+        out.contains("transcript differs in whitespace only"),
+        "{out}"
+    );
     let o = run(&[
         "check-console",
         "notakto",
