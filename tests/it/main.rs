@@ -12,6 +12,7 @@ mod net;
 mod play_notakto;
 mod report;
 mod reuse;
+mod runs;
 mod sandbox;
 mod swiss;
 mod tournament;
