@@ -283,7 +283,7 @@ fn holder_text() -> String {
 }
 
 /// Creates `dir` and takes its lock, or fails naming the run that holds it.
-fn lock(dir: &Path) -> anyhow::Result<nix::fcntl::Flock<File>> {
+pub(crate) fn lock(dir: &Path) -> anyhow::Result<nix::fcntl::Flock<File>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create output folder {}", dir.display()))?;
     let lock_path = dir.join(LOCK);

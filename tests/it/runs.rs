@@ -123,3 +123,88 @@ fn a_disk_that_fills_mid_run_stops_it_on_a_whole_game_and_resume_finishes_it() {
     std::fs::remove_file(filler).unwrap();
     resume_equals_full(&file, cut, full, 300);
 }
+
+#[test]
+fn an_endless_openings_file_or_games_line_is_refused_at_a_cap() {
+    // /dev/zero never ends: read whole, it grew to gigabytes in seconds.
+    let o = run(&[
+        "match",
+        "tictactoe",
+        "random",
+        "greedy",
+        "--games",
+        "2",
+        "--openings",
+        "/dev/zero",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("/dev/zero: larger than 16 MiB"), "{err}");
+
+    // A run folder whose games file is one line that never ends.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("games.jsonl"), vec![b'x'; 3 << 20]).unwrap();
+    let o = run(&["report", dir.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("games.jsonl:1: a line longer than 1 MiB"), "{err}");
+}
+
+#[test]
+fn resume_and_merge_notice_an_edited_helper_module() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bot = tmp.path().join("bot.py");
+    std::fs::write(
+        &bot,
+        "import sys\nfrom helper import first_empty\n\
+         for line in sys.stdin:\n    w = line.split()\n\
+         \x20   if w and w[0] == 'turn':\n        print(first_empty(w[1]), flush=True)\n",
+    )
+    .unwrap();
+    let helper = tmp.path().join("helper.py");
+    std::fs::write(&helper, "def first_empty(p):\n    return p.index('.')\n").unwrap();
+    let file = tmp.path().join("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"tictactoe\"\ngames_per_pairing = 2\nseed = 2\n\
+             [[bots]]\nname = \"student\"\ncommand = \"python3 {}\"\n\
+             [[bots]]\nname = \"random\"\nbuiltin = \"random\"\n",
+            bot.display()
+        ),
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let shard = |i: &str| {
+        let out = tmp.path().join(format!("shard{i}"));
+        let o = run(&[
+            "tournament",
+            file,
+            "--out",
+            out.to_str().unwrap(),
+            "--shard",
+            &format!("{i}/2"),
+            "--no-report",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        out.to_string_lossy().into_owned()
+    };
+    let one = shard("1");
+    // The helper changes between the shards: same script, another program.
+    std::fs::write(
+        &helper,
+        "def first_empty(p):\n    return p.rindex('.')\n",
+    )
+    .unwrap();
+    let two = shard("2");
+    let o = run(&["merge", &one, &two]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("bot 'student': helper.py changed"), "{err}");
+    let o = run(&["tournament", file, "--out", &one, "--resume", "--shard", "1/2"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("bot 'student': helper.py changed"), "{err}");
+}
