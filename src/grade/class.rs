@@ -670,7 +670,7 @@ fn grade_student(
         score_pct: 0.0,
         wdl: "0-0-0".into(),
         forfeits: 0,
-        example: e.clone(),
+        example: one_line(&e),
         points: 0.0,
         max_points: rubric.max_points(),
         items: rubric
@@ -681,7 +681,7 @@ fn grade_student(
                 points: 0.0,
             })
             .collect(),
-        reason: e,
+        reason: one_line(&e),
     };
     // Graded as its folder, so that the feedback's command to reproduce
     // the grading is run from the student's own folder.
@@ -710,11 +710,11 @@ fn grade_student(
             .failures
             .first()
             .map(|f| {
-                if f.moves.is_empty() {
+                one_line(&if f.moves.is_empty() {
                     f.reason.clone()
                 } else {
                     format!("{}: {}", f.reason, f.moves.join(" "))
-                }
+                })
             })
             .unwrap_or_default(),
         points: report.points,
@@ -727,9 +727,23 @@ fn grade_student(
                 points: i.points,
             })
             .collect(),
-        reason: reason(&report),
+        reason: one_line(&reason(&report)),
     };
     (row, Some(report))
+}
+
+/// `text` as one gradebook cell: its first non-blank line, saying when
+/// more follows (a diff, a traceback: the feedback page has all of it),
+/// with control characters made visible.
+fn one_line(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("");
+    let more = lines.next().is_some();
+    let mut out = crate::output::visible(first);
+    if more {
+        out.push_str(" (more in the feedback page)");
+    }
+    out
 }
 
 /// Why a graded bot failed, in one line (empty when it passed every item).
