@@ -6,6 +6,7 @@ mod common;
 mod console;
 mod external;
 mod grade;
+mod grade_all;
 mod grading;
 mod matches;
 mod net;

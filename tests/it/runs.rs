@@ -169,7 +169,7 @@ fn resume_and_merge_notice_an_edited_helper_module() {
     std::fs::write(
         &file,
         format!(
-            "game = \"tictactoe\"\ngames_per_pairing = 2\nseed = 2\n\
+            "game = \"tictactoe\"\ngames_per_pairing = 4\nseed = 2\n\
              [[bots]]\nname = \"student\"\ncommand = \"python3 {}\"\n\
              [[bots]]\nname = \"random\"\nbuiltin = \"random\"\n",
             bot.display()
