@@ -249,12 +249,7 @@ pub struct AppendFailed {
 
 impl fmt::Display for AppendFailed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cannot write {}: {}; ",
-            self.path.display(),
-            self.error
-        )?;
+        write!(f, "cannot write {}: {}; ", self.path.display(), self.error)?;
         if self.cut {
             write!(f, "it was cut back to its last complete game and ")?;
         } else {
@@ -504,7 +499,10 @@ impl RunFolder {
             .metadata()
             .with_context(|| format!("cannot read {}", path.display()))?
             .len();
-        self.tail.get_mut().unwrap_or_else(|p| p.into_inner()).good_len = len;
+        self.tail
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .good_len = len;
         Ok(dropped)
     }
 
@@ -549,7 +547,6 @@ impl RunFolder {
             }
         }
     }
-
 
     /// Writes `name` in the folder whole: to a temporary file first, then
     /// renamed, so a reader never sees half of it.
@@ -846,8 +843,7 @@ fn imported_modules(text: &str) -> Vec<String> {
     }
     out.retain(|m| {
         !m.is_empty()
-            && m
-                .split('.')
+            && m.split('.')
                 .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
     });
     out
@@ -1223,10 +1219,22 @@ mod tests {
         spec.cwd = Some(dir.to_path_buf());
         let print = || BotPrint::of("bob", &BotSpec::External(spec.clone()));
         let before = print();
-        let names: Vec<&str> = before.imports.as_ref().unwrap().iter().map(|(p, _)| p.as_str()).collect();
+        let names: Vec<&str> = before
+            .imports
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .collect();
         assert_eq!(
             names,
-            ["deep.py", "helper.py", "strategy/__init__.py", "strategy/search.py", "tables.py"]
+            [
+                "deep.py",
+                "helper.py",
+                "strategy/__init__.py",
+                "strategy/search.py",
+                "tables.py"
+            ]
         );
         std::fs::write(dir.join("deep.py"), "X = 2\n").unwrap();
         std::fs::write(dir.join("notes.txt"), "still not imported\n").unwrap();
@@ -1252,12 +1260,21 @@ mod tests {
         std::fs::write(m.path().join("out").join(LOCK), "").unwrap();
         std::fs::write(m.path().join("out/games.jsonl"), "").unwrap();
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(m.path().join("run.sh"), std::fs::Permissions::from_mode(0o755))
-            .unwrap();
+        std::fs::set_permissions(
+            m.path().join("run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
         let manifest = m.path().join("bot.toml");
         let spec = BotSpec::resolve::<crate::game::TicTacToe>(&manifest.to_string_lossy()).unwrap();
         let p = BotPrint::of("carol", &spec);
-        let names: Vec<&str> = p.imports.as_ref().unwrap().iter().map(|(p, _)| p.as_str()).collect();
+        let names: Vec<&str> = p
+            .imports
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .collect();
         assert_eq!(names, ["data/book.bin"]);
         std::fs::write(m.path().join("data/book.bin"), [3u8]).unwrap();
         std::fs::write(m.path().join("out/games.jsonl"), "{}\n").unwrap();

@@ -414,8 +414,7 @@ pub(crate) fn judge_reply<G: Game>(
                     allow.limit_text()
                 )
             };
-            let mut b = Breach::new(ForfeitReason::Timeout, detail)
-            .with_line(partial);
+            let mut b = Breach::new(ForfeitReason::Timeout, detail).with_line(partial);
             b.time_us = limit.as_micros() as u64;
             Err(b)
         }

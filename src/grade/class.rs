@@ -111,7 +111,11 @@ fn earlier_rows(
     let graded = out.join(GRADED);
     match earlier {
         Earlier::Refuse => {
-            if let Some(f) = GRADEBOOK_FILES.iter().map(|f| out.join(f)).find(|p| p.exists()) {
+            if let Some(f) = GRADEBOOK_FILES
+                .iter()
+                .map(|f| out.join(f))
+                .find(|p| p.exists())
+            {
                 bail!(
                     "{} is from an earlier grade-all; pass --resume to finish that run without \
                      regrading its students, --overwrite to grade everyone again, or choose \
@@ -125,7 +129,9 @@ fn earlier_rows(
             match std::fs::remove_file(&graded) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e).with_context(|| format!("cannot remove {}", graded.display())),
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot remove {}", graded.display()))
+                }
             }
             Ok((Vec::new(), Vec::new()))
         }
@@ -455,7 +461,11 @@ impl StepCount {
     fn status(&self, t: &Tally) -> String {
         let label = self.label.lock().map(|l| l.clone()).unwrap_or_default();
         // `positions (player 1)` is `positions` across students.
-        let label = label.split(' ').next().filter(|l| !l.is_empty()).unwrap_or("games");
+        let label = label
+            .split(' ')
+            .next()
+            .filter(|l| !l.is_empty())
+            .unwrap_or("games");
         format!(
             "{} {label} played, {}",
             self.done.load(Ordering::Relaxed),

@@ -107,7 +107,10 @@ fn grade_all_resumes_without_regrading_and_never_overwrites_unless_told() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("earlier grade-all"), "{err}");
-    assert!(err.contains("--resume") && err.contains("--overwrite"), "{err}");
+    assert!(
+        err.contains("--resume") && err.contains("--overwrite"),
+        "{err}"
+    );
     assert!(!err.contains("graded alice"), "{err}");
     assert_eq!(std::fs::read(out.join("gradebook.json")).unwrap(), before);
 
@@ -170,7 +173,10 @@ fn grade_all_shows_games_played_before_the_first_student_is_done() {
     // while the only student is still being graded.
     let lines: Vec<&str> = err.lines().collect();
     assert!(lines[0].contains("grading 1 students, 1 at once"), "{err}");
-    let graded = lines.iter().position(|l| l.contains("graded slow")).unwrap();
+    let graded = lines
+        .iter()
+        .position(|l| l.contains("graded slow"))
+        .unwrap();
     let progress = lines.iter().position(|l| l.contains("games played"));
     assert!(
         progress.is_some_and(|p| p < graded),

@@ -149,7 +149,10 @@ fn an_endless_openings_file_or_games_line_is_refused_at_a_cap() {
     let o = run(&["report", dir.to_str().unwrap()]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("games.jsonl:1: a line longer than 1 MiB"), "{err}");
+    assert!(
+        err.contains("games.jsonl:1: a line longer than 1 MiB"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -193,17 +196,21 @@ fn resume_and_merge_notice_an_edited_helper_module() {
     };
     let one = shard("1");
     // The helper changes between the shards: same script, another program.
-    std::fs::write(
-        &helper,
-        "def first_empty(p):\n    return p.rindex('.')\n",
-    )
-    .unwrap();
+    std::fs::write(&helper, "def first_empty(p):\n    return p.rindex('.')\n").unwrap();
     let two = shard("2");
     let o = run(&["merge", &one, &two]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("bot 'student': helper.py changed"), "{err}");
-    let o = run(&["tournament", file, "--out", &one, "--resume", "--shard", "1/2"]);
+    let o = run(&[
+        "tournament",
+        file,
+        "--out",
+        &one,
+        "--resume",
+        "--shard",
+        "1/2",
+    ]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("bot 'student': helper.py changed"), "{err}");
