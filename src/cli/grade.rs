@@ -358,7 +358,8 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(sig) = referee::interrupt::interrupted() {
         referee::output::say(&format!(
-            "referee: interrupted by {}: the gradebook holds the {} students graded before",
+            "referee: interrupted by {}: the gradebook holds the {} students graded before; \
+             run the same command with --resume to grade the others",
             referee::interrupt::signal_name(sig),
             rows.len()
         ));
@@ -375,7 +376,7 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
         if let Some(sig) = referee::interrupt::interrupted() {
             referee::output::say(&format!(
                 "referee: interrupted by {}: the class tournament's games so far are in {}; \
-                 run the same command again to continue it",
+                 run the same command with --resume to continue it (no student is graded again)",
                 referee::interrupt::signal_name(sig),
                 dir.display()
             ));

@@ -270,3 +270,50 @@ fn no_replay_is_offered_for_a_game_without_moves() {
     assert!(!page.contains("Replay it"), "{page}");
     assert!(!page.contains("referee judge"), "{page}");
 }
+
+#[test]
+fn grade_all_on_a_terminal_shows_games_played_in_its_bar() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: `script` (util-linux), which gives referee a terminal, is missing");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let class = tmp.path().join("class");
+    write(
+        &class.join("slow/bot.py"),
+        "import sys, time\nfor line in sys.stdin:\n    w = line.split()\n\
+         \x20   if w and w[0] == 'turn':\n        time.sleep(0.2)\n\
+         \x20       print(w[1].index('.'), flush=True)\n",
+    );
+    let out = tmp.path().join("out");
+    let command = shell_words::join([
+        env!("CARGO_BIN_EXE_referee"),
+        "grade-all",
+        "tictactoe",
+        "--seat",
+        "1",
+        "--games",
+        "2",
+        "--jobs",
+        "1",
+        "--time-ms",
+        "3000",
+        class.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    // `script` runs it on a pseudo-terminal and copies what it drew.
+    let o = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{screen}");
+    assert!(screen.contains("games played"), "{screen}");
+    assert!(screen.contains("graded slow"), "{screen}");
+}
