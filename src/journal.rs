@@ -235,7 +235,7 @@ struct Tail {
 
 /// The error of an append that failed (a full disk, an I/O error): the
 /// games file was cut back to its last complete record and the run must
-/// stop; `--resume` finishes it. Found in an error's chain with
+/// stop (a tournament or match says that `--resume` finishes it). Found in an error's chain with
 /// `downcast_ref`.
 #[derive(Debug)]
 pub struct AppendFailed {
@@ -255,10 +255,7 @@ impl fmt::Display for AppendFailed {
         } else {
             write!(f, "its partial last line is skipped on resume and ")?;
         }
-        write!(
-            f,
-            "the run stopped; make room and run the same command with --resume to finish it"
-        )
+        write!(f, "the run stopped")
     }
 }
 

@@ -248,7 +248,13 @@ pub(crate) fn play_series<G: BuiltinBots>(
     seq.flush();
     observer.end();
     if let Some(e) = write_error.into_inner().ok().flatten() {
-        return Err(e);
+        return Err(match e.downcast_ref::<journal::AppendFailed>() {
+            // The folder ends on a whole game: resuming it is safe.
+            Some(_) => anyhow::anyhow!(
+                "{e:#}; make room and run the same command with --resume to finish it"
+            ),
+            None => e,
+        });
     }
     let (stopped, discarded) = (seq.stopped, seq.discarded);
     if let (Some(last), Some(f)) = (stopped, folder.as_mut()) {

@@ -233,7 +233,11 @@ fn grandchild_holding_stdout_does_not_delay_the_game() {
     // it is dead, not slow, which its process (not the pipe) tells.
     let p = play_fixture("grandchild", "grandchild --turn 2", 300, 2000);
     let f = assert_forfeit(&p, ForfeitReason::Crash, 3);
-    assert_eq!(f.exit_status.as_deref(), Some("exited with code 0"), "{f:?}");
+    assert_eq!(
+        f.exit_status.as_deref(),
+        Some("exited with code 0"),
+        "{f:?}"
+    );
     assert_within(&p, 300);
 }
 
