@@ -362,7 +362,8 @@ pub fn grade_class(
             total - todo.len()
         )
     } else {
-        format!("grading {total} students, {workers} at once")
+        let s = if total == 1 { "" } else { "s" };
+        format!("grading {total} student{s}, {workers} at once")
     });
     observer.begin("students", Some(total as u64), (total - todo.len()) as u64);
     let steps = StepCount::default();

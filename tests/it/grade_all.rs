@@ -172,7 +172,7 @@ fn grade_all_shows_games_played_before_the_first_student_is_done() {
     // Off a terminal: a line at the start, then lines counting games
     // while the only student is still being graded.
     let lines: Vec<&str> = err.lines().collect();
-    assert!(lines[0].contains("grading 1 students, 1 at once"), "{err}");
+    assert!(lines[0].contains("grading 1 student, 1 at once"), "{err}");
     let graded = lines
         .iter()
         .position(|l| l.contains("graded slow"))
