@@ -27,7 +27,7 @@
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
@@ -47,6 +47,39 @@ pub(crate) const FINGERPRINT: &str = "fingerprint.json";
 pub(crate) const SETTINGS: &str = "run.json";
 /// The lock file held by the run writing the folder.
 pub(crate) const LOCK: &str = ".referee.lock";
+
+/// The longest line of a games file: far more than any game record (the
+/// longest game with a forfeit's stderr tail is a few KiB).
+pub(crate) const MAX_LINE: u64 = 1 << 20;
+
+/// The largest of the small files a run reads whole (its configuration,
+/// fingerprint and settings; an openings suite; a manifest).
+pub(crate) const MAX_SMALL_FILE: u64 = 16 << 20;
+
+/// Reads `path` whole, refusing more than `cap` bytes (a device such as
+/// `/dev/zero`, or the wrong file, would otherwise fill memory): the
+/// error names the file and the cap.
+pub(crate) fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
+    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut bytes = Vec::new();
+    std::io::Read::take(file, cap + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > cap {
+        bail!(
+            "{}: larger than {} MiB, so not read (is it the right file?)",
+            path.display(),
+            cap >> 20
+        );
+    }
+    Ok(bytes)
+}
+
+/// [`read_capped`] with [`MAX_SMALL_FILE`], as UTF-8 text.
+pub(crate) fn read_small_text(path: &Path) -> anyhow::Result<String> {
+    String::from_utf8(read_capped(path, MAX_SMALL_FILE)?)
+        .map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))
+}
 
 /// The path of the games file of run folder `dir`.
 pub fn games_path(dir: &Path) -> PathBuf {
@@ -124,13 +157,24 @@ pub(crate) fn scan_games(
     let mut number = 0;
     loop {
         line.clear();
-        let n = reader
+        // Bounded: a file that never ends a line (a device, a damaged
+        // file) is refused at the cap instead of filling memory.
+        let n = (&mut reader)
+            .take(MAX_LINE + 1)
             .read_until(b'\n', &mut line)
             .with_context(|| format!("cannot read {}", path.display()))?;
         if n == 0 {
             break;
         }
         number += 1;
+        if n as u64 > MAX_LINE {
+            bail!(
+                "{}:{number}: a line longer than {} MiB is not a game record (is this a run \
+                 folder's games file?)",
+                path.display(),
+                MAX_LINE >> 20
+            );
+        }
         if line.last() != Some(&b'\n') {
             let torn = Torn {
                 path: path.clone(),
@@ -173,8 +217,49 @@ pub(crate) fn read_existing_games(dir: &Path) -> anyhow::Result<Games> {
 pub struct RunFolder {
     dir: PathBuf,
     games: File,
+    /// Where the games file's last complete record ends, and whether an
+    /// append failed; appends take it in turn, so that a failed one is
+    /// cut off before any other is written.
+    tail: std::sync::Mutex<Tail>,
     _lock: nix::fcntl::Flock<File>,
 }
+
+/// The end of the games file as the folder wrote it.
+#[derive(Debug, Default)]
+struct Tail {
+    /// Bytes of complete records.
+    good_len: u64,
+    /// An append failed: the run must stop, and nothing more is written.
+    failed: bool,
+}
+
+/// The error of an append that failed (a full disk, an I/O error): the
+/// games file was cut back to its last complete record and the run must
+/// stop (a tournament or match says that `--resume` finishes it). Found in an error's chain with
+/// `downcast_ref`.
+#[derive(Debug)]
+pub struct AppendFailed {
+    /// The games file.
+    pub path: PathBuf,
+    /// What the system said.
+    pub error: std::io::Error,
+    /// Whether cutting the partial record off worked too.
+    pub cut: bool,
+}
+
+impl fmt::Display for AppendFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot write {}: {}; ", self.path.display(), self.error)?;
+        if self.cut {
+            write!(f, "it was cut back to its last complete game and ")?;
+        } else {
+            write!(f, "its partial last line is skipped on resume and ")?;
+        }
+        write!(f, "the run stopped")
+    }
+}
+
+impl std::error::Error for AppendFailed {}
 
 /// Who holds a run folder, as its lock file says.
 fn holder_text() -> String {
@@ -190,7 +275,7 @@ fn holder_text() -> String {
 }
 
 /// Creates `dir` and takes its lock, or fails naming the run that holds it.
-fn lock(dir: &Path) -> anyhow::Result<nix::fcntl::Flock<File>> {
+pub(crate) fn lock(dir: &Path) -> anyhow::Result<nix::fcntl::Flock<File>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create output folder {}", dir.display()))?;
     let lock_path = dir.join(LOCK);
@@ -270,6 +355,10 @@ impl RunFolder {
             RunFolder {
                 dir: dir.to_path_buf(),
                 games: file,
+                tail: std::sync::Mutex::new(Tail {
+                    good_len: games.good_len,
+                    failed: false,
+                }),
                 _lock: lock,
             },
             games,
@@ -402,6 +491,15 @@ impl RunFolder {
             .append(true)
             .open(&path)
             .with_context(|| format!("cannot open {}", path.display()))?;
+        let len = self
+            .games
+            .metadata()
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .len();
+        self.tail
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .good_len = len;
         Ok(dropped)
     }
 
@@ -416,11 +514,35 @@ impl RunFolder {
 
     /// Appends one game already serialised as `line` (without its newline,
     /// which is added here so that the line goes out in one `write`).
+    ///
+    /// A failed write (a full disk, an I/O error) may leave part of the line
+    /// in the file: it is cut back to the last complete record at once,
+    /// before any other append, and every later append is refused, so that
+    /// the file ends on a whole game and the run stops ([`AppendFailed`]).
     pub(crate) fn append_line(&self, line: &mut Vec<u8>) -> anyhow::Result<()> {
+        let path = games_path(&self.dir);
+        let mut tail = self.tail.lock().unwrap_or_else(|p| p.into_inner());
+        if tail.failed {
+            bail!(
+                "{} is not written after an earlier failed write",
+                path.display()
+            );
+        }
         line.push(b'\n');
         let result = (&self.games).write_all(line);
         line.pop();
-        result.with_context(|| format!("cannot write {}", games_path(&self.dir).display()))
+        match result {
+            Ok(()) => {
+                tail.good_len += line.len() as u64 + 1;
+                Ok(())
+            }
+            Err(error) => {
+                tail.failed = true;
+                // Cutting needs no free space: it gives blocks back.
+                let cut = self.games.set_len(tail.good_len).is_ok();
+                Err(AppendFailed { path, error, cut }.into())
+            }
+        }
     }
 
     /// Writes `name` in the folder whole: to a temporary file first, then
@@ -433,20 +555,29 @@ impl RunFolder {
 /// Reads the configuration copy of a run folder.
 pub(crate) fn read_config(dir: &Path) -> anyhow::Result<toml::Table> {
     let p = dir.join(CONFIG);
-    let text =
-        std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
+    let text = read_small_text(&p)?;
     toml::from_str(&text).with_context(|| format!("{}", p.display()))
+}
+
+/// How the bots that played run folder `other` differ from those of
+/// `first` (empty when either folder has no fingerprint), for `merge`:
+/// shards of one tournament must have been played by the same programs.
+pub(crate) fn fingerprint_differences(first: &Path, other: &Path) -> anyhow::Result<Vec<String>> {
+    Ok(match (read_fingerprint(first)?, read_fingerprint(other)?) {
+        (Some(a), Some(b)) => bot_differences(&a, &b),
+        _ => Vec::new(),
+    })
 }
 
 fn read_fingerprint(dir: &Path) -> anyhow::Result<Option<Vec<BotPrint>>> {
     let p = dir.join(FINGERPRINT);
-    match std::fs::read_to_string(&p) {
-        Ok(text) => Ok(Some(
-            serde_json::from_str(&text).with_context(|| format!("{}", p.display()))?,
-        )),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
+    if !p.exists() {
+        return Ok(None);
     }
+    let text = read_small_text(&p)?;
+    Ok(Some(
+        serde_json::from_str(&text).with_context(|| format!("{}", p.display()))?,
+    ))
 }
 
 /// The keys whose values differ between two configurations, in words.
@@ -486,6 +617,12 @@ pub(crate) struct BotPrint {
     /// path.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<(String, String)>,
+    /// SHA-256 of what else its program reads from its own folder, by path
+    /// relative to that folder: every file of a manifest bot's folder, or
+    /// the Python modules a script imports from its folder. `None` in a
+    /// fingerprint written by an older referee (then not compared).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imports: Option<Vec<(String, String)>>,
 }
 
 impl BotPrint {
@@ -499,6 +636,7 @@ impl BotPrint {
                 env: Vec::new(),
                 manifest_sha256: None,
                 files: Vec::new(),
+                imports: None,
             },
             BotSpec::External(e) => external_print(name, e),
         }
@@ -532,6 +670,34 @@ fn external_print(name: &str, e: &ExternalSpec) -> BotPrint {
             }
         }
     }
+    // What the program reads besides: a manifest bot's whole folder (its
+    // author keeps the bot there), or what a script imports from its own.
+    let imports = match e.manifest.as_deref().and_then(Path::parent) {
+        Some(dir) => folder_files(dir),
+        None => {
+            let scripts: Vec<PathBuf> = e
+                .command
+                .iter()
+                .skip(1)
+                .map(|w| resolve(w))
+                .filter(|p| p.extension().is_some_and(|x| x == "py") && p.is_file())
+                .collect();
+            python_imports(&scripts)
+        }
+    };
+    // The manifest and the files its command names are checked above.
+    let named: Vec<PathBuf> = e
+        .command
+        .iter()
+        .map(|w| resolve(w))
+        .chain(e.manifest.clone())
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    let imports = imports
+        .into_iter()
+        .filter(|(_, p)| p.canonicalize().map_or(true, |c| !named.contains(&c)))
+        .filter_map(|(rel, p)| hash(&p).map(|h| (rel, h)))
+        .collect();
     BotPrint {
         name: name.to_string(),
         bot: shell_words::join(&e.command),
@@ -539,7 +705,145 @@ fn external_print(name: &str, e: &ExternalSpec) -> BotPrint {
         env: e.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
         manifest_sha256: e.manifest.as_deref().and_then(hash),
         files,
+        imports: Some(imports),
     }
+}
+
+/// Most files fingerprinted in one bot's folder: a bot folder is a
+/// program, not a data set; past this the rest is not checked.
+const MAX_FOLDER_FILES: usize = 2000;
+
+/// Every file under `dir` (by path relative to it, sorted), without hidden
+/// files and folders, Python's caches, run folders (they hold a lock file
+/// and change with every game) and symbolic links (which may lead out).
+fn folder_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        if d.join(LOCK).exists() {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') || name == "__pycache__" {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() {
+                todo.push(path);
+            } else if kind.is_file() && out.len() < MAX_FOLDER_FILES {
+                if let Ok(rel) = path.strip_prefix(dir) {
+                    out.push((rel.to_string_lossy().into_owned(), path));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The modules Python `scripts` import, directly or through each other,
+/// that lie in a script's own folder (`helper.py`, or a package
+/// `helper/__init__.py` and its `.py` files), by path relative to that
+/// folder, sorted. Read from `import a, b` and `from a import b` lines
+/// (the forms a student writes); modules elsewhere (the standard library)
+/// are not the bot's.
+fn python_imports(scripts: &[PathBuf]) -> Vec<(String, PathBuf)> {
+    let mut seen: Vec<(String, PathBuf)> = Vec::new();
+    let mut todo: Vec<(PathBuf, PathBuf)> = scripts
+        .iter()
+        .filter_map(|s| Some((s.clone(), s.parent()?.to_path_buf())))
+        .collect();
+    while let Some((file, root)) = todo.pop() {
+        let Ok(bytes) = read_capped(&file, MAX_SMALL_FILE) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        for module in imported_modules(&text) {
+            // `a.b` is a/b.py or a/b/__init__.py; `a` alone the same.
+            let parts: Vec<&str> = module.split('.').collect();
+            let rel: PathBuf = parts.iter().collect();
+            let mut found = vec![root.join(&rel).with_extension("py")];
+            // Importing `a.b` runs `a/__init__.py` first.
+            for n in 1..parts.len() {
+                let package: PathBuf = parts[..n].iter().collect();
+                found.push(root.join(package).join("__init__.py"));
+            }
+            let package = root.join(&rel);
+            if package.is_dir() {
+                found.extend(
+                    std::fs::read_dir(&package)
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .map(|e| e.path())
+                        .filter(|p| p.extension().is_some_and(|x| x == "py")),
+                );
+            }
+            for p in found {
+                if !p.is_file() || seen.len() >= MAX_FOLDER_FILES {
+                    continue;
+                }
+                let Ok(rel) = p.strip_prefix(&root) else {
+                    continue;
+                };
+                let rel = rel.to_string_lossy().into_owned();
+                if seen.iter().any(|(r, _)| *r == rel) {
+                    continue;
+                }
+                seen.push((rel, p.clone()));
+                todo.push((p, root.clone()));
+            }
+        }
+    }
+    seen.sort();
+    seen
+}
+
+/// The module names of a Python source's `import` and `from ... import`
+/// lines (relative imports as if from the script's folder).
+fn imported_modules(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if let Some(rest) = line.strip_prefix("import ") {
+            for part in rest.split(',') {
+                if let Some(m) = part.split_whitespace().next() {
+                    out.push(m.to_string());
+                }
+            }
+        } else if let Some(rest) = line.strip_prefix("from ") {
+            let mut words = rest.split_whitespace();
+            let module = words.next().unwrap_or("").trim_start_matches('.');
+            if words.next() != Some("import") {
+                continue;
+            }
+            if module.is_empty() {
+                // `from . import a, b`: the names are modules.
+                let names = words.collect::<Vec<_>>().join(" ");
+                for n in names.trim_matches(|c| c == '(' || c == ')').split(',') {
+                    if let Some(m) = n.split_whitespace().next() {
+                        out.push(m.to_string());
+                    }
+                }
+            } else {
+                out.push(module.to_string());
+            }
+        }
+    }
+    out.retain(|m| {
+        !m.is_empty()
+            && m.split('.')
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+    });
+    out
 }
 
 /// How the bots of a resumed run differ from those that played it, in words.
@@ -567,6 +871,21 @@ pub(crate) fn bot_differences(old: &[BotPrint], new: &[BotPrint]) -> Vec<String>
                 Some((_, old_sum)) if old_sum == sum => {}
                 Some(_) => out.push(format!("bot '{}': {path} changed", n.name)),
                 None => out.push(format!("bot '{}': {path} is new", n.name)),
+            }
+        }
+        // Fingerprints from before imports were kept say nothing of them.
+        if let (Some(old_imports), Some(new_imports)) = (&o.imports, &n.imports) {
+            for (path, sum) in new_imports {
+                match old_imports.iter().find(|(p, _)| p == path) {
+                    Some((_, old_sum)) if old_sum == sum => {}
+                    Some(_) => out.push(format!("bot '{}': {path} changed", n.name)),
+                    None => out.push(format!("bot '{}': {path} is new", n.name)),
+                }
+            }
+            for (path, _) in old_imports {
+                if !new_imports.iter().any(|(p, _)| p == path) {
+                    out.push(format!("bot '{}': {path} is gone", n.name));
+                }
             }
         }
     }
@@ -721,13 +1040,13 @@ pub(crate) fn utc_text(t: std::time::SystemTime) -> String {
 /// Reads the settings of a run folder: `None` when it has no `run.json`.
 pub fn read_settings(dir: &Path) -> anyhow::Result<Option<RunSettings>> {
     let p = dir.join(SETTINGS);
-    match std::fs::read_to_string(&p) {
-        Ok(text) => Ok(Some(
-            serde_json::from_str(&text).with_context(|| format!("{}", p.display()))?,
-        )),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
+    if !p.exists() {
+        return Ok(None);
     }
+    let text = read_small_text(&p)?;
+    Ok(Some(
+        serde_json::from_str(&text).with_context(|| format!("{}", p.display()))?,
+    ))
 }
 
 /// Sets the title kept in run folder `dir` (its `run.json`, made with only
@@ -874,6 +1193,90 @@ mod tests {
         );
         let d = bot_differences(&[before], &[builtin]);
         assert!(d[0].contains("was `python3 bot.py`, now `random`"), "{d:?}");
+    }
+
+    #[test]
+    fn an_edited_helper_module_or_a_file_of_a_manifest_folder_is_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::write(
+            dir.join("bot.py"),
+            "import sys, helper  # the student's\nfrom strategy.search import best\n\
+             from . import tables\nimport json\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("helper.py"), "import deep\n").unwrap();
+        std::fs::write(dir.join("deep.py"), "X = 1\n").unwrap();
+        std::fs::write(dir.join("tables.py"), "T = []\n").unwrap();
+        std::fs::create_dir(dir.join("strategy")).unwrap();
+        std::fs::write(dir.join("strategy/__init__.py"), "").unwrap();
+        std::fs::write(dir.join("strategy/search.py"), "def best(): pass\n").unwrap();
+        std::fs::write(dir.join("notes.txt"), "not imported\n").unwrap();
+        let mut spec = ExternalSpec::from_command_line("python3 bot.py").unwrap();
+        spec.cwd = Some(dir.to_path_buf());
+        let print = || BotPrint::of("bob", &BotSpec::External(spec.clone()));
+        let before = print();
+        let names: Vec<&str> = before
+            .imports
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "deep.py",
+                "helper.py",
+                "strategy/__init__.py",
+                "strategy/search.py",
+                "tables.py"
+            ]
+        );
+        std::fs::write(dir.join("deep.py"), "X = 2\n").unwrap();
+        std::fs::write(dir.join("notes.txt"), "still not imported\n").unwrap();
+        let d = bot_differences(std::slice::from_ref(&before), &[print()]);
+        assert_eq!(d, ["bot 'bob': deep.py changed"]);
+        // A fingerprint from before imports were kept is not compared on them.
+        let mut old = before.clone();
+        old.imports = None;
+        assert!(bot_differences(&[old], &[print()]).is_empty());
+
+        // A manifest bot: its whole folder, run folders and caches aside.
+        let m = tempfile::tempdir().unwrap();
+        std::fs::write(
+            m.path().join("bot.toml"),
+            "name = \"carol\"\ncommand = \"./run.sh\"\n",
+        )
+        .unwrap();
+        std::fs::write(m.path().join("run.sh"), "#!/bin/sh\n").unwrap();
+        std::fs::create_dir_all(m.path().join("data/__pycache__")).unwrap();
+        std::fs::write(m.path().join("data/book.bin"), [1u8, 2]).unwrap();
+        std::fs::write(m.path().join("data/__pycache__/x.pyc"), [0u8]).unwrap();
+        std::fs::create_dir(m.path().join("out")).unwrap();
+        std::fs::write(m.path().join("out").join(LOCK), "").unwrap();
+        std::fs::write(m.path().join("out/games.jsonl"), "").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            m.path().join("run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let manifest = m.path().join("bot.toml");
+        let spec = BotSpec::resolve::<crate::game::TicTacToe>(&manifest.to_string_lossy()).unwrap();
+        let p = BotPrint::of("carol", &spec);
+        let names: Vec<&str> = p
+            .imports
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .collect();
+        assert_eq!(names, ["data/book.bin"]);
+        std::fs::write(m.path().join("data/book.bin"), [3u8]).unwrap();
+        std::fs::write(m.path().join("out/games.jsonl"), "{}\n").unwrap();
+        let d = bot_differences(&[p], &[BotPrint::of("carol", &spec)]);
+        assert_eq!(d, ["bot 'carol': data/book.bin changed"]);
     }
 
     #[test]

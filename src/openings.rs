@@ -69,6 +69,30 @@ impl fmt::Debug for Openings {
     }
 }
 
+/// The largest openings file read: a suite is at most some thousands of
+/// short lines.
+const MAX_SUITE: u64 = 16 << 20;
+
+/// Reads a suite file whole, at most [`MAX_SUITE`] bytes of it.
+fn read_suite(path: &Path) -> Result<Vec<u8>, OpeningsError> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)
+        .map_err(|e| OpeningsError(format!("{}: cannot read it: {e}", path.display())))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SUITE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| OpeningsError(format!("{}: cannot read it: {e}", path.display())))?;
+    if bytes.len() as u64 > MAX_SUITE {
+        return Err(OpeningsError(format!(
+            "{}: larger than {} MiB, so not read as an openings suite (a suite is a few \
+             thousand lines at most; is it the right file?)",
+            path.display(),
+            MAX_SUITE >> 20
+        )));
+    }
+    Ok(bytes)
+}
+
 impl Openings {
     /// Reads and checks the suite at `path` for game `kind` with `options`;
     /// `shuffle` orders it by `seed` instead of file order.
@@ -79,8 +103,8 @@ impl Openings {
         shuffle: bool,
         seed: u64,
     ) -> Result<Openings, OpeningsError> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| OpeningsError(format!("{}: cannot read it: {e}", path.display())))?;
+        // Capped: `--openings /dev/zero` must not fill memory.
+        let bytes = read_suite(path)?;
         let text = String::from_utf8(bytes)
             .map_err(|_| OpeningsError(format!("{}: not UTF-8 text", path.display())))?;
         crate::with_game!(kind, G => Openings::parse::<G>(path, &text, options, shuffle, seed))

@@ -426,16 +426,20 @@ pub(crate) fn judge_reply<G: Game>(
         .with_line(start)),
         Heard::Closed(partial) => Err(died("exited or closed its output").with_line(partial)),
         Heard::Deadline(partial) => {
-            let what = if partial.is_empty() {
-                "no reply"
+            let detail = if partial.is_empty() {
+                // Most often the reply sits in the bot's own output buffer
+                // (Python, C stdio to a pipe): name the likely cause.
+                format!(
+                    "nothing was received within {}; did the bot flush its output?",
+                    allow.limit_text()
+                )
             } else {
-                "no complete line (newline missing)"
+                format!(
+                    "no complete line (newline missing) within {}",
+                    allow.limit_text()
+                )
             };
-            let mut b = Breach::new(
-                ForfeitReason::Timeout,
-                format!("{what} within {}", allow.limit_text()),
-            )
-            .with_line(partial);
+            let mut b = Breach::new(ForfeitReason::Timeout, detail).with_line(partial);
             b.time_us = limit.as_micros() as u64;
             Err(b)
         }

@@ -206,8 +206,9 @@ pub(crate) fn play_series<G: BuiltinBots>(
     };
     let writer = folder.as_ref();
     observer.begin("games", Some(s.ids.end - s.ids.start), resumed);
-    // The first failed write; later games are still played and counted, but
-    // the run ends with this error (the file would miss games otherwise).
+    // The first failed write: no game is started after it (each would be
+    // played for nothing, as none can be written), the games file ends on
+    // its last whole record, and the run ends with this error.
     let write_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let started = Instant::now();
     let mut played = 0u64;
@@ -223,6 +224,7 @@ pub(crate) fn play_series<G: BuiltinBots>(
             // keeps the calling thread free for counting.
             if let Some(w) = &writer {
                 if let Err(e) = w.append(&rec) {
+                    feed.stop.store(true, Ordering::Relaxed);
                     if let Ok(mut slot) = write_error.lock() {
                         slot.get_or_insert(e);
                     }
@@ -246,7 +248,13 @@ pub(crate) fn play_series<G: BuiltinBots>(
     seq.flush();
     observer.end();
     if let Some(e) = write_error.into_inner().ok().flatten() {
-        return Err(e);
+        return Err(match e.downcast_ref::<journal::AppendFailed>() {
+            // The folder ends on a whole game: resuming it is safe.
+            Some(_) => anyhow::anyhow!(
+                "{e:#}; make room and run the same command with --resume to finish it"
+            ),
+            None => e,
+        });
     }
     let (stopped, discarded) = (seq.stopped, seq.discarded);
     if let (Some(last), Some(f)) = (stopped, folder.as_mut()) {

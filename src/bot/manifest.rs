@@ -138,8 +138,13 @@ pub struct BotManifest {
 impl BotManifest {
     /// Reads a manifest file; errors name the file, line and column.
     pub(crate) fn load(path: &Path) -> Result<BotManifest, BotError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| BotError(format!("bot manifest {}: {e}", path.display())))?;
+        // Capped, like every file a run reads whole.
+        let text = crate::journal::read_small_text(path).map_err(|e| {
+            BotError(match e.downcast_ref::<std::io::Error>() {
+                Some(io) => format!("bot manifest {}: {io}", path.display()),
+                None => format!("bot manifest {e:#}"),
+            })
+        })?;
         toml::from_str(&text).map_err(|e| {
             let (line, col) = match e.span() {
                 Some(span) => line_col(&text, span.start),
@@ -287,6 +292,15 @@ impl ExternalSpec {
                 Some(dir) if p.is_relative() => dir.join(p),
                 _ => p.to_path_buf(),
             };
+            if p.is_file() && !is_executable(&p) {
+                // What a zip upload does to a compiled bot or a script.
+                return Err(BotError(format!(
+                    "bot '{}': cannot start '{program}': the file is not executable (uploads \
+                     and zip files often lose the permission: `chmod +x {}` fixes it)",
+                    self.name,
+                    p.display()
+                )));
+            }
             is_executable(&p)
         } else {
             std::env::var_os("PATH")

@@ -49,6 +49,10 @@ pub const SEED_VAR: &str = "REFEREE_SEED";
 /// to be found and to start.
 pub(crate) const KEPT_VARS: [&str; 3] = ["PATH", "HOME", "LANG"];
 
+/// Where no pidfd can be had: how often a wait for a reply checks whether
+/// the process itself has exited.
+const DEATH_CHECK: Duration = Duration::from_millis(50);
+
 /// A bot's stderr, bounded: the first and the last [`LOG_KEEP`] bytes.
 #[derive(Debug, Default)]
 pub(crate) struct StderrLog {
@@ -165,6 +169,13 @@ pub(crate) struct BotProcess {
     /// The sandbox's `pids` cgroup, removed once the process is reaped.
     #[cfg(target_os = "linux")]
     _cgroup: Option<super::sandbox::Cgroup>,
+    /// A pidfd of the process itself: readable once it has exited, so that
+    /// waiting for a reply ends when the bot dies even though a child it
+    /// started still holds its stdout open (a dead bot is not a slow one).
+    /// `None` where pidfds are missing: then the wait checks the process
+    /// every [`DEATH_CHECK`].
+    #[cfg(target_os = "linux")]
+    pidfd: Option<std::os::fd::OwnedFd>,
     /// The private temporary directory; removed when the process is dropped.
     _tmp: Option<tempfile::TempDir>,
 }
@@ -378,6 +389,10 @@ impl BotProcess {
             log_mark: 0,
             #[cfg(target_os = "linux")]
             _cgroup: None,
+            #[cfg(target_os = "linux")]
+            pidfd: rustix::process::Pid::from_raw(pid.as_raw()).and_then(|p| {
+                rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()
+            }),
             _tmp: Some(tmp),
         }
     }
@@ -446,7 +461,7 @@ impl BotProcess {
     /// some (`input`), reading stderr whenever it has some.
     fn wait(&mut self, out: bool, input: bool, wait: Duration) -> io::Result<()> {
         let timeout = poll_timeout(wait);
-        let (stdin_ready, stdout_ready, stderr_ready) = {
+        let (stdin_ready, stdout_ready, stderr_ready, died) = {
             let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
             let mut slots = [usize::MAX; 3];
             if let (true, Some(s)) = (out, &self.stdin) {
@@ -461,6 +476,20 @@ impl BotProcess {
                 slots[2] = fds.len();
                 fds.push(PollFd::new(e.as_fd(), PollFlags::POLLIN));
             }
+            // Waiting for a reply also ends when the process itself exits:
+            // its stdout may stay open in a child it left behind.
+            let watch_exit = input && self.stdout_open && self.status.is_none();
+            let mut death_slot = usize::MAX;
+            #[cfg(target_os = "linux")]
+            if let (true, Some(fd)) = (watch_exit, &self.pidfd) {
+                death_slot = fds.len();
+                fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
+            }
+            let timeout = if watch_exit && death_slot == usize::MAX {
+                poll_timeout(wait.min(DEATH_CHECK))
+            } else {
+                timeout
+            };
             match poll(&mut fds, timeout) {
                 Ok(_) | Err(Errno::EINTR) => {}
                 Err(e) => return Err(e.into()),
@@ -470,7 +499,13 @@ impl BotProcess {
                     .and_then(|f| f.revents())
                     .is_some_and(|r| !r.is_empty())
             };
-            (ready(slots[0]), ready(slots[1]), ready(slots[2]))
+            let died = watch_exit
+                && if death_slot == usize::MAX {
+                    self.has_exited()
+                } else {
+                    ready(death_slot)
+                };
+            (ready(slots[0]), ready(slots[1]), ready(slots[2]), died)
         };
         let _ = stdin_ready;
         if stderr_ready {
@@ -479,7 +514,30 @@ impl BotProcess {
         if stdout_ready {
             self.read_stdout()?;
         }
+        if died {
+            // What it wrote before it exited is in the pipe: read it
+            // without waiting; after that nothing more is its answer.
+            self.read_available();
+            self.stdout_open = false;
+        }
         Ok(())
+    }
+
+    /// Reads what stdout holds now, without waiting, up to about
+    /// [`MAX_REPLY`] past what is buffered (a flood is judged on its start).
+    fn read_available(&mut self) {
+        while self.stdout_open && self.buf.len() <= MAX_REPLY {
+            let mut fds = [PollFd::new(self.stdout.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::ZERO) {
+                Ok(n) if n > 0 => {
+                    if self.read_stdout().is_err() {
+                        break;
+                    }
+                }
+                Err(Errno::EINTR) => {}
+                _ => break,
+            }
+        }
     }
 
     /// One read of stdout into the buffer (after poll said it is readable).
@@ -515,18 +573,7 @@ impl BotProcess {
     pub(crate) fn take_stray(&mut self) -> Vec<u8> {
         self.drain_stderr();
         // Bounded: a bot that floods its stdout is judged on the first part.
-        while self.stdout_open && self.buf.len() <= MAX_REPLY {
-            let mut fds = [PollFd::new(self.stdout.as_fd(), PollFlags::POLLIN)];
-            match poll(&mut fds, PollTimeout::ZERO) {
-                Ok(n) if n > 0 => {
-                    if self.read_stdout().is_err() {
-                        break;
-                    }
-                }
-                Err(Errno::EINTR) => {}
-                _ => break,
-            }
-        }
+        self.read_available();
         let mut out = std::mem::take(&mut self.buf);
         out.truncate(MAX_REPLY);
         out
@@ -952,6 +999,35 @@ mod tests {
         p.wait_exit();
         assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
         assert!(p.exit_status().is_some());
+    }
+
+    #[test]
+    fn a_bot_that_exits_while_its_child_holds_stdout_is_dead_not_slow() {
+        // The child inherits stdout and outlives the bot: stdout never
+        // ends, so only the process itself says the bot is gone. The
+        // deadline is far: a wait that ran into it would say Timeout.
+        let spec = sh("sleep 30 & echo partial; exit 3");
+        let mut p = BotProcess::spawn(&spec, 1).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        assert!(matches!(p.read_line(deadline).unwrap(), Reply::Line(..)));
+        match p.read_line(deadline).unwrap() {
+            Reply::Closed(rest) => assert!(rest.is_empty(), "{rest:?}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(!p.is_alive());
+        p.kill();
+        assert_eq!(p.exit_status().as_deref(), Some("exited with code 3"));
+    }
+
+    #[test]
+    fn a_reply_written_just_before_exit_is_still_read() {
+        let spec = sh("sleep 30 & printf '4\\n'; exit 0");
+        let mut p = BotProcess::spawn(&spec, 1).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        match p.read_line(deadline).unwrap() {
+            Reply::Line(l, _) => assert_eq!(l, b"4"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use clap::Args;
 use super::{GameArgs, TimeArgs};
 use referee::game::Seat;
 use referee::grade::class::{
-    class_students, grade_class, write_gradebook, ClassOutput, GradedSoFar,
+    class_students, grade_class, write_gradebook, ClassOutput, Earlier, GradedSoFar,
 };
 use referee::grade::league::{self, LeagueConfig};
 use referee::grade::rubric::Rubric;
@@ -215,6 +215,16 @@ impl GradeOptions {
         if self.max_lines == 0 {
             anyhow::bail!("--max-lines must be at least 1");
         }
+        for (flag, v) in [
+            ("--min-vs-random", self.min_vs_random),
+            ("--min-vs-greedy", self.min_vs_greedy),
+            ("--min-vs-optimal", self.min_vs_optimal),
+        ] {
+            // NaN passes no comparison: it would make every bot fail.
+            if !(0.0..=100.0).contains(&v) {
+                anyhow::bail!("{flag} must be a percentage from 0 to 100, got {v}");
+            }
+        }
         let seats = match self.seat.as_deref() {
             Some("1") => Some(vec![Seat::One]),
             Some("2") => Some(vec![Seat::Two]),
@@ -294,6 +304,15 @@ pub struct GradeAllArgs {
     /// The class tournament report's title.
     #[arg(long, requires = "tournament")]
     title: Option<String>,
+    /// Finish an earlier grade-all into the same --out (stopped, or
+    /// interrupted): students it graded are kept, not graded again; the
+    /// options must be the same.
+    #[arg(long, conflicts_with = "overwrite")]
+    resume: bool,
+    /// Grade every student again over an earlier gradebook in --out
+    /// (which is refused otherwise).
+    #[arg(long, alias = "force")]
+    overwrite: bool,
 }
 
 /// Runs `grade-all`: one row per student; a broken submission never stops it.
@@ -316,6 +335,13 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
         builtins: args.builtins.clone(),
         title: args.title.clone(),
     });
+    if !args.dir.is_dir() {
+        // Checked before anything is created: a mistyped folder is no class.
+        anyhow::bail!(
+            "{}: no such folder (the class folder: one subfolder per student)",
+            args.dir.display()
+        );
+    }
     if let Some(l) = &league {
         // Before any game: the built-ins exist and the plan fits the class.
         let students = class_students(&args.dir, &out)?;
@@ -325,6 +351,11 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
     let class_out = ClassOutput {
         dir: out.clone(),
         leaderboard: Vec::new(),
+        earlier: match (args.resume, args.overwrite) {
+            (true, _) => Earlier::Resume,
+            (_, true) => Earlier::Overwrite,
+            _ => Earlier::Refuse,
+        },
     };
     let rubric = cfg.rubric();
     let (rows, failed) = match grade_class(
@@ -359,7 +390,8 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(sig) = referee::interrupt::interrupted() {
         referee::output::say(&format!(
-            "referee: interrupted by {}: the gradebook holds the {} students graded before",
+            "referee: interrupted by {}: the gradebook holds the {} students graded before; \
+             run the same command with --resume to grade the others",
             referee::interrupt::signal_name(sig),
             rows.len()
         ));
@@ -376,7 +408,7 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
         if let Some(sig) = referee::interrupt::interrupted() {
             referee::output::say(&format!(
                 "referee: interrupted by {}: the class tournament's games so far are in {}; \
-                 run the same command again to continue it",
+                 run the same command with --resume to continue it (no student is graded again)",
                 referee::interrupt::signal_name(sig),
                 dir.display()
             ));

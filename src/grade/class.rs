@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::rubric::{Form, Rubric};
 use super::{grade, GradeConfig, GradeReport};
@@ -15,11 +15,11 @@ use crate::game::GameKind;
 use crate::output::feedback::{
     feedback_markdown, gradescope_results, grading_leaderboard, not_graded, LeaderboardEntry,
 };
-use crate::output::{csv_line, format_points, Observer, Silent};
+use crate::output::{csv_line, format_points, Observer};
 use crate::record::ForfeitReason;
 
 /// One row of the gradebook.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GradebookRow {
     /// The student's folder name.
     pub student: String,
@@ -47,7 +47,7 @@ pub struct GradebookRow {
 }
 
 /// A rubric item's points in a gradebook row.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ItemPoints {
     /// The item.
     pub name: String,
@@ -65,6 +65,169 @@ pub struct ClassOutput {
     /// Extra Gradescope leaderboard columns per student (a class
     /// tournament's rank, score and Elo), by student.
     pub leaderboard: Vec<(String, Vec<LeaderboardEntry>)>,
+    /// What to do with an earlier run's gradebook in the folder.
+    pub earlier: Earlier,
+}
+
+/// What `grade-all` does with the gradebook of an earlier run in its
+/// output folder.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Earlier {
+    /// Refuse to start (the default): a second run must not silently
+    /// overwrite grades.
+    #[default]
+    Refuse,
+    /// Finish it (`--resume`): students already graded are kept as they
+    /// were, the others are graded.
+    Resume,
+    /// Grade every student again over it (`--overwrite`).
+    Overwrite,
+}
+
+/// The file of rows graded so far in a `grade-all` output folder: a first
+/// line with the settings, then one [`GradebookRow`] per line, appended
+/// as each student's files are written, so that `--resume` knows who is
+/// done.
+pub const GRADED: &str = "graded.jsonl";
+
+/// The first line of [`GRADED`]: what a resumed run must grade by.
+#[derive(Debug, Serialize, Deserialize)]
+struct GradedHeader {
+    /// The grading command line of a student (its bot left as `BOT`).
+    settings: String,
+}
+
+/// The files an earlier `grade-all` leaves in its output folder.
+const GRADEBOOK_FILES: [&str; 4] = ["gradebook.json", "gradebook.csv", "grades.csv", GRADED];
+
+/// The rows of an earlier run in `out` to keep, by the rule `earlier`,
+/// with the notes to show; fails on a folder that holds a gradebook when
+/// told to refuse, or one graded with other settings.
+fn earlier_rows(
+    out: &Path,
+    earlier: Earlier,
+    settings: &str,
+) -> anyhow::Result<(Vec<GradebookRow>, Vec<String>)> {
+    let graded = out.join(GRADED);
+    match earlier {
+        Earlier::Refuse => {
+            if let Some(f) = GRADEBOOK_FILES
+                .iter()
+                .map(|f| out.join(f))
+                .find(|p| p.exists())
+            {
+                bail!(
+                    "{} is from an earlier grade-all; pass --resume to finish that run without \
+                     regrading its students, --overwrite to grade everyone again, or choose \
+                     another --out",
+                    f.display()
+                );
+            }
+            Ok((Vec::new(), Vec::new()))
+        }
+        Earlier::Overwrite => {
+            match std::fs::remove_file(&graded) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot remove {}", graded.display()))
+                }
+            }
+            Ok((Vec::new(), Vec::new()))
+        }
+        Earlier::Resume => {
+            if !graded.exists() {
+                return Ok((
+                    Vec::new(),
+                    vec![format!(
+                        "--resume: {} holds no earlier grading, so every student is graded",
+                        out.display()
+                    )],
+                ));
+            }
+            let bytes = crate::journal::read_capped(&graded, 256 << 20)?;
+            let mut rows: Vec<GradebookRow> = Vec::new();
+            let mut notes = Vec::new();
+            let mut lines = bytes.split_inclusive(|&b| b == b'\n').enumerate();
+            let header: GradedHeader = match lines.next() {
+                Some((_, l)) if l.ends_with(b"\n") => serde_json::from_slice(l)
+                    .with_context(|| format!("{}:1: not a grade-all header", graded.display()))?,
+                _ => bail!("{}:1: not a grade-all header", graded.display()),
+            };
+            if header.settings != settings {
+                bail!(
+                    "{} was graded with other settings (`{}`, now `{}`); resume with the same \
+                     options, or pass --overwrite to grade everyone again",
+                    out.display(),
+                    header.settings,
+                    settings
+                );
+            }
+            for (i, l) in lines {
+                if !l.ends_with(b"\n") {
+                    // The torn-line rule of run folders: a kill mid-write.
+                    notes.push(format!(
+                        "{}:{}: a torn last line is not a graded student; they are graded again",
+                        graded.display(),
+                        i + 1
+                    ));
+                    break;
+                }
+                if l.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let row: GradebookRow = serde_json::from_slice(l).map_err(|e| {
+                    anyhow::anyhow!("{}:{}: not a gradebook row: {e}", graded.display(), i + 1)
+                })?;
+                rows.retain(|r| r.student != row.student);
+                rows.push(row);
+            }
+            Ok((rows, notes))
+        }
+    }
+}
+
+/// Appends graded rows to [`GRADED`], one whole line per write, after the
+/// settings line of a new file.
+struct GradedLog {
+    file: Mutex<std::fs::File>,
+    path: PathBuf,
+}
+
+impl GradedLog {
+    /// Opens `out`'s log for appending, keeping `kept` (the rows resumed)
+    /// and writing the settings first.
+    fn open(out: &Path, settings: &str, kept: &[GradebookRow]) -> anyhow::Result<GradedLog> {
+        let path = out.join(GRADED);
+        // Rewritten whole, then renamed: a torn line or a student no longer
+        // in the class is gone, and a kill never leaves half a header.
+        let mut text = serde_json::to_string(&GradedHeader {
+            settings: settings.to_string(),
+        })? + "\n";
+        for r in kept {
+            text += &(serde_json::to_string(r)? + "\n");
+        }
+        let tmp = out.join(format!(".{GRADED}.tmp"));
+        std::fs::write(&tmp, text)
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        Ok(GradedLog {
+            file: Mutex::new(file),
+            path,
+        })
+    }
+
+    fn append(&self, row: &GradebookRow) -> anyhow::Result<()> {
+        use std::io::Write;
+        let line = serde_json::to_string(row)? + "\n";
+        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        f.write_all(line.as_bytes())
+            .with_context(|| format!("cannot write {}", self.path.display()))
+    }
 }
 
 /// The bot text of a submission folder, for a submission of `form`:
@@ -269,6 +432,18 @@ pub fn class_students(dir: &Path, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
         .collect())
 }
 
+/// Checks that the class folder exists, before anything is created: a
+/// mistyped folder must not become an empty class with a gradebook.
+pub(crate) fn check_class_dir(dir: &Path) -> anyhow::Result<()> {
+    if !dir.is_dir() {
+        bail!(
+            "{}: no such folder (the class folder: one subfolder per student)",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 /// Checks that `dir` can hold the class's outputs: created if missing,
 /// and a file can be written in it. Run before the first student is
 /// graded, so that an unwritable folder costs nothing.
@@ -293,26 +468,60 @@ pub fn grade_class(
     observer: &dyn Observer,
 ) -> anyhow::Result<Vec<GradebookRow>> {
     super::check_rubric(kind, cfg)?;
+    check_class_dir(dir)?;
     check_out_dir(&out.dir)?;
+    // One grade-all at a time in a folder: two would interleave rows.
+    let _lock = crate::journal::lock(&out.dir)?;
     let students = class_students(dir, &out.dir)?;
-    for sub in ["feedback", "gradescope"] {
-        let d = out.dir.join(sub);
-        std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
-    }
     let one = GradeConfig {
         jobs: 1,
         out: None,
         ..cfg.clone()
     };
+    let settings = one.command_line(kind, "BOT");
+    let (mut kept, notes) = earlier_rows(&out.dir, out.earlier, &settings)?;
+    for n in &notes {
+        observer.note(n);
+    }
+    // Only students still in the class; their files are already written.
+    kept.retain(|r| students.iter().any(|s| student_name(s) == r.student));
+    let todo: Vec<&PathBuf> = students
+        .iter()
+        .filter(|s| !kept.iter().any(|r| r.student == student_name(s)))
+        .collect();
+    for sub in ["feedback", "gradescope"] {
+        let d = out.dir.join(sub);
+        std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
+    }
+    let log = GradedLog::open(&out.dir, &settings, &kept)?;
     let next = AtomicUsize::new(0);
-    let rows = Mutex::new(Vec::new());
     let tally = Mutex::new(Tally::default());
+    {
+        let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
+        for r in &kept {
+            t.add(&r.verdict);
+        }
+        t.resumed = kept.len();
+    }
+    let rows = Mutex::new(kept);
     let started = Instant::now();
     let total = students.len();
-    observer.begin("students", Some(total as u64), 0);
+    let workers = jobs.max(1).min(todo.len());
+    observer.note(&if tally.lock().map_or(0, |t| t.resumed) > 0 {
+        format!(
+            "grading {} of {total} students ({} graded before, kept), {workers} at once",
+            todo.len(),
+            total - todo.len()
+        )
+    } else {
+        let s = if total == 1 { "" } else { "s" };
+        format!("grading {total} student{s}, {workers} at once")
+    });
+    observer.begin("students", Some(total as u64), (total - todo.len()) as u64);
+    let steps = StepCount::default();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let failed = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..jobs.max(1).min(total))
+        let workers: Vec<_> = (0..workers)
             .map(|_| {
                 s.spawn(|| -> anyhow::Result<()> {
                     loop {
@@ -321,15 +530,22 @@ pub fn grade_class(
                             return Ok(());
                         }
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(dir) = students.get(i) else {
+                        let Some(dir) = todo.get(i) else {
                             return Ok(());
                         };
-                        let (row, report) = grade_student(kind, dir, &one);
+                        let watch = StudentProgress {
+                            outer: observer,
+                            steps: &steps,
+                            tally: &tally,
+                        };
+                        let (row, report) = grade_student(kind, dir, &one, &watch);
                         if crate::interrupt::interrupted().is_some() {
                             // Its bot may have been killed by the interruption.
                             return Ok(());
                         }
-                        if let Err(e) = write_student(out, &row, report.as_ref(), &one) {
+                        let written = write_student(out, &row, report.as_ref(), &one)
+                            .and_then(|_| log.append(&row));
+                        if let Err(e) = written {
                             // No more students once their files cannot be
                             // written; the row itself is kept.
                             stop.store(true, Ordering::Relaxed);
@@ -339,7 +555,7 @@ pub fn grade_class(
                         let (line, status) = {
                             let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
                             t.add(&row.verdict);
-                            (t.line(total, started), t.status())
+                            (t.line(total, started), steps.status(&t))
                         };
                         observer.note(&format!(
                             "graded {}: {} {}/{} ({line})",
@@ -384,12 +600,68 @@ impl std::fmt::Display for GradedSoFar {
     }
 }
 
+/// The games (or positions) played so far over the whole class, for
+/// progress between students: a student can take minutes.
+#[derive(Default)]
+struct StepCount {
+    done: std::sync::atomic::AtomicU64,
+    /// What a step is (`games`, `positions`), as the grading said.
+    label: Mutex<String>,
+}
+
+impl StepCount {
+    /// `1234 games played, 3 failed, 1 error`.
+    fn status(&self, t: &Tally) -> String {
+        let label = self.label.lock().map(|l| l.clone()).unwrap_or_default();
+        // `positions (player 1)` is `positions` across students.
+        let label = label
+            .split(' ')
+            .next()
+            .filter(|l| !l.is_empty())
+            .unwrap_or("games");
+        format!(
+            "{} {label} played, {}",
+            self.done.load(Ordering::Relaxed),
+            t.status()
+        )
+    }
+}
+
+/// What one student's grading tells: its games go into the class's count,
+/// which the class's observer shows as they are played, not only when
+/// the student is done.
+struct StudentProgress<'a> {
+    outer: &'a dyn Observer,
+    steps: &'a StepCount,
+    tally: &'a Mutex<Tally>,
+}
+
+impl Observer for StudentProgress<'_> {
+    fn begin(&self, label: &str, _total: Option<u64>, _done: u64) {
+        if let Ok(mut l) = self.steps.label.lock() {
+            label.clone_into(&mut l);
+        }
+    }
+
+    fn advance(&self, n: u64) {
+        self.steps.done.fetch_add(n, Ordering::Relaxed);
+        let status = {
+            let t = self.tally.lock().unwrap_or_else(|p| p.into_inner());
+            self.steps.status(&t)
+        };
+        self.outer.status(&status);
+        self.outer.tick();
+    }
+}
+
 /// Counts for the class progress line.
 #[derive(Default)]
 struct Tally {
     done: usize,
     failed: usize,
     errors: usize,
+    /// Students graded by an earlier run (`--resume`), among `done`.
+    resumed: usize,
 }
 
 impl Tally {
@@ -415,8 +687,9 @@ impl Tally {
     /// `12/40 done, 3 failed, 1 error, 1m 05s elapsed, about 2m 31s left`.
     fn line(&self, total: usize, started: Instant) -> String {
         let elapsed = started.elapsed().as_secs_f64();
-        let left = if self.done > 0 {
-            elapsed / self.done as f64 * total.saturating_sub(self.done) as f64
+        let now = self.done - self.resumed;
+        let left = if now > 0 {
+            elapsed / now as f64 * total.saturating_sub(self.done) as f64
         } else {
             0.0
         };
@@ -550,6 +823,7 @@ fn grade_student(
     kind: GameKind,
     dir: &Path,
     cfg: &GradeConfig,
+    observer: &dyn Observer,
 ) -> (GradebookRow, Option<GradeReport>) {
     let student = student_name(dir);
     let rubric = cfg.rubric();
@@ -559,7 +833,7 @@ fn grade_student(
         score_pct: 0.0,
         wdl: "0-0-0".into(),
         forfeits: 0,
-        example: e.clone(),
+        example: one_line(&e),
         points: 0.0,
         max_points: rubric.max_points(),
         items: rubric
@@ -570,14 +844,14 @@ fn grade_student(
                 points: 0.0,
             })
             .collect(),
-        reason: e,
+        reason: one_line(&e),
     };
     // Graded as its folder, so that the feedback's command to reproduce
     // the grading is run from the student's own folder.
     if let Err(e) = submission_bot(dir, cfg.form(), cfg.entry().as_deref()) {
         return (error(e), None);
     }
-    let mut report = match grade(kind, &dir.to_string_lossy(), cfg, &Silent) {
+    let mut report = match grade(kind, &dir.to_string_lossy(), cfg, observer) {
         Ok(r) => r,
         Err(e) => return (error(format!("{e:#}")), None),
     };
@@ -599,11 +873,11 @@ fn grade_student(
             .failures
             .first()
             .map(|f| {
-                if f.moves.is_empty() {
+                one_line(&if f.moves.is_empty() {
                     f.reason.clone()
                 } else {
                     format!("{}: {}", f.reason, f.moves.join(" "))
-                }
+                })
             })
             .unwrap_or_default(),
         points: report.points,
@@ -616,9 +890,23 @@ fn grade_student(
                 points: i.points,
             })
             .collect(),
-        reason: reason(&report),
+        reason: one_line(&reason(&report)),
     };
     (row, Some(report))
+}
+
+/// `text` as one gradebook cell: its first non-blank line, saying when
+/// more follows (a diff, a traceback: the feedback page has all of it),
+/// with control characters made visible.
+fn one_line(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("");
+    let more = lines.next().is_some();
+    let mut out = crate::output::visible(first);
+    if more {
+        out.push_str(" (more in the feedback page)");
+    }
+    out
 }
 
 /// Why a graded bot failed, in one line (empty when it passed every item).

@@ -281,6 +281,20 @@ impl GradeConfig {
                 }
             }
         }
+        // The rubric and the sandbox decide the points too: without them
+        // the line would grade something else.
+        if let Some(r) = self.rubric.as_ref().filter(|r| !r.source.is_empty()) {
+            let path = std::path::absolute(&r.source).unwrap_or_else(|_| r.source.clone().into());
+            words.extend(["--rubric".into(), path.display().to_string()]);
+        }
+        match self.process.sandbox {
+            Some(crate::bot::manifest::SandboxMode::On) => words.push("--sandbox".into()),
+            Some(crate::bot::manifest::SandboxMode::BestEffort) => {
+                words.push("--sandbox=best-effort".into())
+            }
+            Some(crate::bot::manifest::SandboxMode::Off) => words.push("--no-sandbox".into()),
+            None => {}
+        }
         words.push(bot.to_string());
         shell_words::join(words)
     }

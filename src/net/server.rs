@@ -100,7 +100,18 @@ impl Journal {
     fn append(&self, rec: &GameRecord) {
         if let Err(e) = self.folder.append(rec) {
             if !self.failed.swap(true, Ordering::Relaxed) {
-                self.log.note(&format!("{e:#}"));
+                // Clients still play (they came for that); the folder keeps
+                // the games up to the failure, and no later one.
+                let text = match e.downcast_ref::<crate::journal::AppendFailed>() {
+                    Some(f) => format!(
+                        "cannot write {}: {}; it ends on its last complete game, and the \
+                         games from now on are not kept",
+                        f.path.display(),
+                        f.error
+                    ),
+                    None => format!("{e:#}"),
+                };
+                self.log.note(&text);
             }
         }
     }

@@ -15,6 +15,7 @@ use crate::grade::GradeReport;
 /// An inline code span holding `text` whatever backticks it contains
 /// (bot-controlled text such as a line it sent).
 fn code(text: &str) -> String {
+    let text = &crate::output::visible(text);
     let longest = longest_run(text, '`');
     let fence = "`".repeat(longest + 1);
     let pad = if text.starts_with('`') || text.ends_with('`') || text.is_empty() {
@@ -27,6 +28,8 @@ fn code(text: &str) -> String {
 
 /// A fenced code block holding `text` (stderr, a command).
 fn block(text: &str) -> String {
+    // A bot's bytes: ESC and the like would act on a terminal showing it.
+    let text = &crate::output::visible(text);
     let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
     format!("{fence}text\n{}\n{fence}\n", text.trim_end())
 }
@@ -42,7 +45,7 @@ fn longest_run(text: &str, c: char) -> usize {
 
 /// Text for a Markdown table cell: one line, pipes escaped.
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+    crate::output::visible(&text.replace('|', "\\|").replace(['\n', '\r'], " "))
 }
 
 /// The verdict in one line: `PASS: 90 / 100 points`.
@@ -155,7 +158,8 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
         } else if let Some(b) = &f.missed {
             let _ = writeln!(out, "A move that keeps the result: {}.\n", code(b));
         }
-        if !f.replay.is_empty() {
+        // A game with no moves has nothing to replay.
+        if !f.replay.is_empty() && !f.moves.is_empty() {
             let _ = writeln!(out, "Replay it:\n\n{}", block(&f.replay));
         }
         if r.failures.len() > 1 {

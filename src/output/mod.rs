@@ -47,9 +47,44 @@ pub fn format_points(p: f64) -> String {
     }
 }
 
+/// `text` with its control characters other than line breaks and tabs
+/// (ESC above all, which starts a terminal's escape sequences) written as
+/// `\x1b`: bot-controlled text (stderr, a line it sent) shown in files a
+/// person opens in a terminal or a spreadsheet cannot act on either.
+pub(crate) fn visible(text: &str) -> String {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() && !matches!(c, '\n' | '\r' | '\t') {
+            let n = c as u32;
+            if n < 0x100 {
+                out.push_str(&format!("\\x{n:02x}"));
+            } else {
+                out.push_str(&format!("\\u{{{n:x}}}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// One CSV field (RFC 4180): quoted when it holds a comma, a quote or a
 /// line break, with quotes doubled. Line breaks are kept inside the quotes.
+/// Control characters are made [`visible`], and a field a spreadsheet
+/// would run as a formula (`=`, `+`, `-`, `@` first, not a number) gets a
+/// leading `'`: student folder names and bots' stderr reach these files.
 pub(crate) fn csv_field(s: &str) -> String {
+    let mut s = visible(s);
+    if s.starts_with(['=', '+', '-', '@']) && s.trim().parse::<f64>().is_err() {
+        s.insert(0, '\'');
+    }
+    let s = s.as_str();
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -84,5 +119,9 @@ mod tests {
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
         assert_eq!(csv_line(["a", "b,c"]), "a,\"b,c\"\n");
+        assert_eq!(csv_field("red\x1b[31m\x07"), "red\\x1b[31m\\x07");
+        assert_eq!(csv_field("=HYPERLINK(1)"), "'=HYPERLINK(1)");
+        assert_eq!(csv_field("-1.5"), "-1.5");
+        assert_eq!(visible("tab\tnew\nline"), "tab\tnew\nline");
     }
 }

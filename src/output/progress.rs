@@ -28,6 +28,9 @@ pub trait Observer: Sync {
     fn status(&self, _text: &str) {}
     /// A line worth telling the user now (`graded alice: pass`).
     fn note(&self, _text: &str) {}
+    /// Time has passed within a step (a game of a student being graded):
+    /// a chance to show progress that is due, for steps that take long.
+    fn tick(&self) {}
     /// The phase ended.
     fn end(&self) {}
 }
@@ -222,6 +225,17 @@ impl Observer for Progress {
                 }
             }
             Mode::Notes | Mode::Quiet => {}
+        }
+    }
+
+    fn tick(&self) {
+        let mut s = self.state();
+        if let Mode::Lines { every } = &self.mode {
+            if s.last_line.elapsed() >= *every {
+                s.last_line = Instant::now();
+                s.last_done = s.done;
+                say(&Progress::line(&s));
+            }
         }
     }
 

@@ -396,8 +396,13 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 impl TournamentFile {
     /// Reads and checks a tournament file. `seed` overrides the file's seed.
     pub fn load(path: &Path, seed: Option<u64>) -> Result<TournamentFile, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+        // Capped, like every file a run reads whole.
+        let text = crate::journal::read_small_text(path).map_err(|e| {
+            ConfigError(match e.downcast_ref::<std::io::Error>() {
+                Some(io) => format!("{}: {io}", path.display()),
+                None => format!("{e:#}"),
+            })
+        })?;
         Self::parse(path, text, seed)
     }
 

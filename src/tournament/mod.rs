@@ -360,6 +360,16 @@ pub fn merge(
                 diffs.join("; ")
             );
         }
+        let diffs = journal::fingerprint_differences(first, d)?;
+        if !diffs.is_empty() {
+            bail!(
+                "{} and {} were played by other bots: {}; merging would mix two programs under \
+                 one name",
+                first.display(),
+                d.display(),
+                diffs.join("; ")
+            );
+        }
     }
     let text = toml::to_string(&config)?;
     let file = TournamentFile::parse_copy(&first.join(journal::CONFIG), text)?;

@@ -229,8 +229,15 @@ fn two_hundred_megabytes_without_newline_is_malformed() {
 
 #[test]
 fn grandchild_holding_stdout_does_not_delay_the_game() {
+    // The bot exits without replying while its child keeps stdout open:
+    // it is dead, not slow, which its process (not the pipe) tells.
     let p = play_fixture("grandchild", "grandchild --turn 2", 300, 2000);
-    assert_forfeit(&p, ForfeitReason::Timeout, 3);
+    let f = assert_forfeit(&p, ForfeitReason::Crash, 3);
+    assert_eq!(
+        f.exit_status.as_deref(),
+        Some("exited with code 0"),
+        "{f:?}"
+    );
     assert_within(&p, 300);
 }
 

@@ -69,11 +69,13 @@ fn a_syntax_error_shows_its_traceback_in_feedback_and_gradescope() {
     let md = std::fs::read_to_string(&feedback).unwrap();
     assert!(md.contains("SyntaxError"), "{md}");
     assert!(md.contains("def move(:"), "{md}");
-    // Graded as a folder: the command is run from the student's folder.
-    assert!(
-        md.contains("referee grade tictactoe --games 2 --seed 1 --time-ms 1000 ."),
-        "{md}"
+    // Graded as a folder: the command is run from the student's folder,
+    // and grades by the same rubric.
+    let again = format!(
+        "referee grade tictactoe --games 2 --seed 1 --time-ms 1000 --rubric {} .",
+        rubric.display()
     );
+    assert!(md.contains(&again), "{md}");
     let r = read_json(&results);
     assert_eq!(r["score"], 0.0);
     assert_eq!(r["max_score"], 100.0);

@@ -418,3 +418,53 @@ fn a_bot_that_escapes_its_group_costs_no_thread_per_game() {
     // The main thread, one worker, the signal thread: never one per game.
     assert!(most <= 6, "{most} threads");
 }
+
+/// A kept bot that, after `end`, starts a helper that inherits its stdout
+/// and then exits a little later: the helper holds the pipe open, so only
+/// the process itself tells that the bot is dead.
+const LEAVES_A_CHILD_HOLDING_STDOUT: &str = r#"
+import subprocess, sys, time
+for line in sys.stdin:
+    w = line.split()
+    if not w:
+        continue
+    if w[0] == "turn":
+        print(w[1].index("."), flush=True)
+    elif w[0] == "end":
+        subprocess.Popen(["sleep", "30"], stdin=subprocess.DEVNULL)
+        time.sleep(0.2)
+        sys.exit(0)
+"#;
+
+#[test]
+fn a_kept_bot_that_exits_after_end_while_its_child_holds_stdout_is_restarted_not_timed_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bot = tmp.path().join("leaver.py");
+    std::fs::write(&bot, LEAVES_A_CHILD_HOLDING_STDOUT).unwrap();
+    let file = tmp.path().join("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"tictactoe\"\ngames_per_pairing = 20\nseed = 3\ntime_ms = 1000\n\
+             [[bots]]\nname = \"leaver\"\ncommand = \"python3 {}\"\nreuse = true\n\
+             [[bots]]\nname = \"random\"\nbuiltin = \"random\"\n",
+            bot.display()
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let res = run(&[
+        "tournament",
+        file.to_str().unwrap(),
+        "--jobs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        "--no-report",
+    ]);
+    assert_eq!(res.status.code(), Some(0), "{}", stderr(&res));
+    let played = games(&out);
+    assert_eq!(played.len(), 20);
+    let forfeits: Vec<_> = played.iter().filter_map(|r| r.forfeit.as_ref()).collect();
+    assert!(forfeits.is_empty(), "{forfeits:?}");
+}

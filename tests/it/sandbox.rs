@@ -336,6 +336,7 @@ fn grade_all_is_sandboxed_by_default_and_a_peek_at_a_classmate_fails() {
             class.to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
+            "--overwrite",
         ];
         args.extend_from_slice(extra);
         let o = run(&args);
