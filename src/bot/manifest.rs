@@ -36,6 +36,9 @@ pub struct ResourceLimits {
     /// Maximum number of processes of the bot's user (RLIMIT_NPROC; the
     /// kernel counts every process of that user, not only the bot's).
     pub processes: Option<u64>,
+    /// Size cap of a sandboxed bot's temporary folder in MiB (default 256;
+    /// docs/sandbox.md).
+    pub tmp_mb: Option<u64>,
 }
 
 /// An external bot: a program started once per game, described by a

@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::fs::DirBuilderExt;
 use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -241,6 +242,106 @@ fn bot_env(spec: &ExternalSpec, tmp: &std::path::Path, seed: u64) -> Vec<(OsStri
     env
 }
 
+/// Marks every descriptor above stderr close-on-exec, so that no
+/// unsandboxed bot inherits one (the sandbox does the same in its child).
+/// Every descriptor referee opens itself is close-on-exec already; this
+/// catches those it was started with.
+fn close_inherited_fds() {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::libc;
+        // SAFETY: a plain system call on this process's descriptor table.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            )
+        };
+        if r == 0 {
+            return;
+        }
+    }
+    // Kernels before 5.11: one by one, from the list of open descriptors.
+    let list = ["/proc/self/fd", "/dev/fd"]
+        .iter()
+        .find_map(|d| std::fs::read_dir(d).ok());
+    for fd in list.into_iter().flatten().flatten() {
+        if let Some(n) = fd.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) {
+            if n > 2 {
+                let _ = fcntl(n, FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC));
+            }
+        }
+    }
+}
+
+/// The prefix of a run's folder of bots' temporary folders: `referee.PID`
+/// in the system's temporary folder.
+const RUN_TMP_PREFIX: &str = "referee.";
+
+/// This run's folder of bots' temporary folders (`$TMPDIR/referee.PID`),
+/// made at the first bot; the first time, the folders of runs whose
+/// referee is gone (killed by SIGKILL, which cleans up nothing) are
+/// removed, as stale cgroups are.
+fn run_tmp_root() -> std::path::PathBuf {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    let base = std::env::temp_dir();
+    SWEPT.call_once(|| sweep_stale_tmp(&base));
+    base.join(format!("{RUN_TMP_PREFIX}{}", std::process::id()))
+}
+
+/// Removes the `referee.PID` folders in `base` whose process is gone.
+fn sweep_stale_tmp(base: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(RUN_TMP_PREFIX))
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // EPERM: another user's referee, alive; only ESRCH means gone.
+        let gone = pid > 0 && nix::sys::signal::kill(Pid::from_raw(pid), None) == Err(Errno::ESRCH);
+        let is_dir = entry
+            .file_type()
+            .is_ok_and(|t| t.is_dir() && !t.is_symlink());
+        if gone && is_dir {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// A bot's private temporary folder, in this run's folder (see
+/// [`run_tmp_root`]: only its owner lists it; a sandboxed bot dropped to
+/// another user may still pass through it to its own folder).
+fn bot_tmpdir() -> io::Result<tempfile::TempDir> {
+    let root = run_tmp_root();
+    for _ in 0..3 {
+        // The run's folder goes when its last bot does (see `Drop`);
+        // another thread may remove it between these two calls.
+        match std::fs::DirBuilder::new().mode(0o711).create(&root) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        match tempfile::Builder::new()
+            .prefix("referee-bot-")
+            .tempdir_in(&root)
+        {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            other => return other,
+        }
+    }
+    tempfile::Builder::new()
+        .prefix("referee-bot-")
+        .tempdir_in(&root)
+}
+
 fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
     let flags = fcntl(fd.as_raw_fd(), FcntlArg::F_GETFL).map_err(io::Error::from)?;
     let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
@@ -263,8 +364,12 @@ impl BotProcess {
                 "referee is being interrupted",
             ));
         }
-        let tmp = tempfile::Builder::new().prefix("referee-bot-").tempdir()?;
+        let tmp = bot_tmpdir()?;
         let env = bot_env(spec, tmp.path(), seed);
+        // Only stdin, stdout and stderr cross into a bot: a descriptor
+        // referee inherited without close-on-exec (`exec 7<secret` before
+        // it) is marked so here; std's own pipes are marked already.
+        close_inherited_fds();
         let limits = effective_limits(&spec.limits);
         // A sandboxed bot starts through the sandbox's own clone, which sets
         // its limits too (docs/sandbox.md).
@@ -741,6 +846,14 @@ fn forget_group(pid: Pid) {
 impl Drop for BotProcess {
     fn drop(&mut self) {
         self.kill();
+        if let Some(tmp) = self._tmp.take() {
+            let run = tmp.path().parent().map(std::path::Path::to_path_buf);
+            drop(tmp);
+            // The run's folder too, once no bot of this run has one in it.
+            if let Some(run) = run {
+                let _ = std::fs::remove_dir(run);
+            }
+        }
     }
 }
 
@@ -803,6 +916,7 @@ mod tests {
             memory_mb: Some(64),
             cpu_seconds: Some(5),
             processes: None,
+            tmp_mb: None,
         };
         assert_eq!(limits_seen_by(set), "65536 5");
         let want = format!("{} {DEFAULT_CPU_SECONDS}", DEFAULT_MEMORY_MB * 1024);
@@ -811,6 +925,7 @@ mod tests {
             memory_mb: Some(0),
             cpu_seconds: Some(0),
             processes: Some(0),
+            tmp_mb: None,
         };
         assert_eq!(limits_seen_by(none), "unlimited unlimited");
     }
