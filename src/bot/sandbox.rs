@@ -597,6 +597,11 @@ struct Mounts {
     binds: Vec<(CString, CString, Option<nix::libc::c_ulong>)>,
     /// Symbolic links: what each says, and where it goes in the new root.
     links: Vec<(CString, CString)>,
+    /// Where a `/proc` of the bot's own PID namespace is mounted (unless
+    /// the host's is readable): runtimes find their own program through
+    /// `/proc/self/exe` (Java its libraries), which Landlock still lets
+    /// them resolve but not read.
+    proc: Option<CString>,
     /// The bot's `TMPDIR` in the new root, seen from before the switch.
     tmpdir_before: CString,
     /// The bot's `TMPDIR` once the new root is its `/`.
@@ -724,6 +729,19 @@ fn mounts(spec: &ExternalSpec, tmp: &Path, tmp_mb: u64) -> io::Result<Mounts> {
     if let Some(parent) = tmp.parent() {
         chain(&mut dirs, parent);
     }
+    // The bot's folder exists in its view even when only folders below it
+    // are readable, so that it starts there and finds them by relative path.
+    if let Some(cwd) = &spec.cwd {
+        chain(&mut dirs, cwd);
+    } else if let Ok(cwd) = std::env::current_dir() {
+        chain(&mut dirs, &cwd);
+    }
+    let proc = if readable_set.iter().any(|d| d == Path::new("/proc")) {
+        None
+    } else {
+        chain(&mut dirs, Path::new("/proc"));
+        Some(c(&under(Path::new("/proc")))?)
+    };
     Ok(Mounts {
         new_root: c(tmp)?,
         tmpfs_options: CString::new(format!("size={tmp_mb}m,mode=0755"))
@@ -732,6 +750,7 @@ fn mounts(spec: &ExternalSpec, tmp: &Path, tmp_mb: u64) -> io::Result<Mounts> {
         files,
         binds,
         links,
+        proc,
         tmpdir_before: c(&under(tmp))?,
         tmpdir: c(tmp)?,
     })
@@ -883,7 +902,14 @@ pub(crate) fn prepare(
         whole.retain(|(old, _)| *old != k);
         whole.push((k, v));
     }
-    let exec = Exec::new(&path, &argv, &whole, spec.cwd.as_deref())?;
+    // In its own mount namespace the bot would start in `/`: it is given
+    // referee's folder, as outside, when its spec names none.
+    let exec_cwd = match (&spec.cwd, s.mounts) {
+        (Some(d), _) => Some(d.clone()),
+        (None, true) => Some(cwd.clone()),
+        (None, false) => None,
+    };
+    let exec = Exec::new(&path, &argv, &whole, exec_cwd.as_deref())?;
     let processes = spec
         .limits
         .processes
@@ -1334,6 +1360,16 @@ fn private_root(m: &Mounts, chown_tmpdir: bool) -> Result<(), Errno> {
                 // Landlock keeps it read-only too, should a kernel refuse.
                 let _ = libc::mount(none, target.as_ptr(), none, *flags, std::ptr::null());
             }
+        }
+        if let Some(proc) = &m.proc {
+            // Not fatal: a container may refuse it, and most bots never look.
+            let _ = libc::mount(
+                c"proc".as_ptr(),
+                proc.as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            );
         }
         for (target, link) in &m.links {
             if libc::symlink(target.as_ptr(), link.as_ptr()) != 0 && Errno::last() != Errno::EEXIST
