@@ -72,6 +72,9 @@ pub struct ClassOutput {
 pub(crate) fn submission_bot(dir: &Path) -> Result<String, String> {
     let manifest = dir.join("bot.toml");
     if manifest.is_file() {
+        // A student's manifest says how to start the bot, never how it is
+        // confined (docs/sandbox.md).
+        crate::bot::manifest::vet_submission(&manifest)?;
         return Ok(manifest.to_string_lossy().into_owned());
     }
     let py = dir.join("bot.py");

@@ -13,5 +13,6 @@ mod play_notakto;
 mod report;
 mod reuse;
 mod sandbox;
+mod sandbox_trust;
 mod swiss;
 mod tournament;
