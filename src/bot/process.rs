@@ -50,16 +50,109 @@ pub const SEED_VAR: &str = "REFEREE_SEED";
 /// to be found and to start.
 pub(crate) const KEPT_VARS: [&str; 3] = ["PATH", "HOME", "LANG"];
 
+/// What, in a line of a bot's stderr, says the operating system refused
+/// it something: Python's `PermissionError`, C's `strerror` texts for
+/// `EACCES`, `EPERM`, `EROFS`, `ENOSPC` and `EDQUOT`, and their names.
+/// The sandbox refuses with exactly these errors (docs/sandbox.md).
+const DENIAL_MARKS: [&str; 8] = [
+    "Permission denied",
+    "PermissionError",
+    "Operation not permitted",
+    "Read-only file system",
+    "No space left on device",
+    "Disk quota exceeded",
+    "EACCES",
+    "EPERM",
+];
+
+/// Most examples kept of a bot's denied attempts.
+const DENIAL_EXAMPLES: usize = 5;
+
+/// A bot's denied attempts, as its stderr told them: how many lines said
+/// one, and the first few of those lines.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Denials {
+    /// Lines of stderr that told of a refusal.
+    pub count: u64,
+    /// The first few of those lines (trimmed, at most 200 characters).
+    pub examples: Vec<String>,
+}
+
+/// Denied attempts by bot (its folder and command), over every process
+/// of the bot this run started; read by grading with [`take_denials`].
+static DENIED: Mutex<Vec<(String, Denials)>> = Mutex::new(Vec::new());
+
+/// The key of a bot in [`DENIED`]: its folder and its command, which
+/// tell two students' bots apart whatever their manifests call them.
+fn denial_key(spec: &ExternalSpec) -> String {
+    format!("{:?}\0{}", spec.cwd, spec.command.join("\0"))
+}
+
+/// The denied attempts counted for `spec`'s bot since the last call (and
+/// forgets them).
+pub fn take_denials(spec: &ExternalSpec) -> Denials {
+    let key = denial_key(spec);
+    let mut all = DENIED.lock().unwrap_or_else(|p| p.into_inner());
+    match all.iter().position(|(k, _)| *k == key) {
+        Some(i) => all.swap_remove(i).1,
+        None => Denials::default(),
+    }
+}
+
+/// Counts `line` against the bot `key` if it tells of a refusal.
+fn note_denial(key: &str, line: &[u8]) {
+    let text = String::from_utf8_lossy(line);
+    if !DENIAL_MARKS.iter().any(|m| text.contains(m)) {
+        return;
+    }
+    let mut all = DENIED.lock().unwrap_or_else(|p| p.into_inner());
+    let i = match all.iter().position(|(k, _)| k == key) {
+        Some(i) => i,
+        None => {
+            all.push((key.to_string(), Denials::default()));
+            all.len() - 1
+        }
+    };
+    let d = &mut all[i].1;
+    d.count += 1;
+    if d.examples.len() < DENIAL_EXAMPLES {
+        d.examples.push(text.trim().chars().take(200).collect());
+    }
+}
+
+/// The longest stderr line looked at for a denial; a longer one is cut.
+const DENIAL_LINE_MAX: usize = 4096;
+
 /// A bot's stderr, bounded: the first and the last [`LOG_KEEP`] bytes.
 #[derive(Debug, Default)]
 pub(crate) struct StderrLog {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: u64,
+    /// The bot's key in [`DENIED`] (empty: not counted).
+    denial_key: String,
+    /// The line being written, for the denial count (bounded).
+    line: Vec<u8>,
 }
 
 impl StderrLog {
+    /// Counts the lines of `data` that tell of a refusal.
+    fn scan(&mut self, data: &[u8]) {
+        if self.denial_key.is_empty() {
+            return;
+        }
+        for &b in data {
+            if b == b'\n' {
+                note_denial(&self.denial_key, &self.line);
+                self.line.clear();
+            } else if self.line.len() < DENIAL_LINE_MAX {
+                self.line.push(b);
+            }
+        }
+    }
+
     fn push(&mut self, mut data: &[u8]) {
+        self.scan(data);
         self.total += data.len() as u64;
         let room = LOG_KEEP - self.head.len();
         if room > 0 {
@@ -392,6 +485,7 @@ impl BotProcess {
                 tmp,
             );
             me._cgroup = cgroup;
+            me.log.denial_key = denial_key(spec);
             me.make_nonblocking()?;
             return Ok(me);
         }
@@ -447,7 +541,8 @@ impl BotProcess {
             let _ = waitpid(pid, None);
             return Err(io::Error::other("child pipes missing"));
         };
-        let me = BotProcess::new(pid, stdin, stdout, stderr, started, tmp);
+        let mut me = BotProcess::new(pid, stdin, stdout, stderr, started, tmp);
+        me.log.denial_key = denial_key(spec);
         // On Linux the limits are set on the started process with
         // prlimit(2): std starts it with posix_spawn (no pre-exec hook), which
         // returns once the bot's program is exec'd, so the limits hold from
@@ -733,6 +828,11 @@ impl BotProcess {
         // left the group may keep stderr open, so nothing waits for its end.
         self.drain_stderr();
         self.stderr = None;
+        // A last line without its newline still counts.
+        let last = std::mem::take(&mut self.log.line);
+        if !last.is_empty() && !self.log.denial_key.is_empty() {
+            note_denial(&self.log.denial_key, &last);
+        }
     }
 
     /// Whether the process has exited (without reaping it).

@@ -33,6 +33,9 @@ pub struct GradebookRow {
     pub forfeits: u64,
     /// One failure's line, or the error.
     pub example: String,
+    /// Attempts the sandbox (or the system) refused the bot, as its stderr
+    /// told them (docs/sandbox.md).
+    pub denied: u64,
     /// The rubric's points.
     pub points: f64,
     /// The points the rubric is worth.
@@ -354,6 +357,7 @@ pub fn write_gradebook(
         "points",
         "max_points",
         "reason",
+        "denied",
     ]);
     for r in rows {
         csv.push_str(&csv_line([
@@ -366,6 +370,7 @@ pub fn write_gradebook(
             format_points(r.points),
             format_points(r.max_points),
             r.reason.clone(),
+            r.denied.to_string(),
         ]));
     }
     std::fs::write(&csv_path, csv)
@@ -411,6 +416,7 @@ fn grade_student(
         wdl: "0-0-0".into(),
         forfeits: 0,
         example: e.clone(),
+        denied: 0,
         points: 0.0,
         max_points: rubric.max_points(),
         items: rubric
@@ -446,6 +452,7 @@ fn grade_student(
         score_pct,
         wdl: report.wdl.text(),
         forfeits: report.forfeits,
+        denied: report.denied,
         example: report
             .failures
             .first()

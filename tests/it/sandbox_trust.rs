@@ -567,3 +567,57 @@ fn the_gradescope_script_sandboxes_and_a_daemon_cannot_rewrite_the_score() {
     assert!(!out.contains("ESCAPED"), "{out}");
     assert!(!ag.join("results/daemon.pid").exists());
 }
+
+// ---- a denied attempt leaves a trace the TA can see ----
+
+#[test]
+fn denied_attempts_are_counted_in_the_gradebook_and_the_feedback() {
+    if !full_sandbox() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let class = tmp.path().join("class");
+    let good = std::fs::read_to_string(root().join("tests/fixtures/grade/notakto_bot.py")).unwrap();
+    // Alice tries the grader's secrets and the network before playing
+    // well; Bob only plays.
+    let prying = "import socket, sys\nfor attempt in (lambda: open('/etc/shadow').read(), \
+                  lambda: socket.socket()):\n    try:\n        attempt()\n    \
+                  except OSError as e:\n        print('refused:', repr(e), file=sys.stderr)\n";
+    for (name, text) in [("alice", format!("{prying}{good}")), ("bob", good.clone())] {
+        let d = class.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("bot.py"), text).unwrap();
+    }
+    let out = tmp.path().join("book");
+    let o = run(&[
+        "grade-all",
+        "notakto",
+        "--boards",
+        "1",
+        "--games",
+        "2",
+        class.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let book: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("gradebook.json")).unwrap())
+            .unwrap();
+    let denied = |who: &str| {
+        book.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["student"] == who)
+            .map(|r| r["denied"].as_u64().unwrap())
+            .unwrap()
+    };
+    // Once per process started (every game starts one).
+    assert!(denied("alice") >= 2, "{book}");
+    assert_eq!(denied("bob"), 0, "{book}");
+    let page = std::fs::read_to_string(out.join("feedback/alice.md")).unwrap();
+    assert!(page.contains("denied by the sandbox"), "{page}");
+    assert!(page.contains("PermissionError"), "{page}");
+    let csv = std::fs::read_to_string(out.join("gradebook.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",denied"), "{csv}");
+}
