@@ -464,8 +464,8 @@ fn a_submission_may_say_how_to_start_its_bot() {
 
 /// The fake autograder tree's submission: a bot that loses (random moves)
 /// after leaving a daemon (double fork + setsid) that keeps rewriting
-/// `results.json` to full marks for a few seconds, writing its process id
-/// in `daemon.pid` beside the results when it can.
+/// `results.json` to full marks (for two minutes at most), writing its
+/// process id in `daemon.pid` beside the results when it can.
 fn daemon_bot(results: &Path) -> String {
     format!(
         r#"import json, os, random, sys, time
@@ -481,7 +481,7 @@ def daemon():
             f.write("%d\n" % os.getpid())
     except OSError:
         pass
-    end = time.time() + 20
+    end = time.time() + 120
     while time.time() < end:
         try:
             with open(RESULTS) as f:
@@ -521,17 +521,29 @@ fn run_autograder(ag: &Path, env: &[(&str, &str)]) {
 }
 
 /// Stops the daemons of an unsandboxed run (one per game), which wrote
-/// their ids.
-fn stop_daemon(ag: &Path) {
-    let text = std::fs::read_to_string(ag.join("results/daemon.pid")).unwrap_or_default();
-    for pid in text.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
-        if pid > 1 {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+/// their ids, when dropped: even when an assertion fails.
+struct Daemons<'a>(&'a Path);
+
+impl Drop for Daemons<'_> {
+    fn drop(&mut self) {
+        let file = self.0.join("results/daemon.pid");
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for pid in text.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+            if pid > 1 {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
         }
     }
+}
+
+/// The score in the fake tree's `results.json`.
+fn score(ag: &Path) -> f64 {
+    let text = std::fs::read_to_string(ag.join("results/results.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["score"].as_f64().unwrap()
 }
 
 #[test]
@@ -542,27 +554,28 @@ fn the_gradescope_script_sandboxes_and_a_daemon_cannot_rewrite_the_score() {
     std::fs::create_dir_all(ag.join("submission")).unwrap();
     std::fs::create_dir_all(ag.join("source")).unwrap();
     std::fs::write(ag.join("submission/bot.py"), daemon_bot(&results)).unwrap();
-    let score = |ag: &Path| -> f64 {
-        // Long enough for a daemon's rewrite loop (50 ms) to have run often.
-        std::thread::sleep(Duration::from_millis(1500));
-        let text = std::fs::read_to_string(ag.join("results/results.json")).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        v["score"].as_f64().unwrap()
-    };
-    // The control: without the sandbox the daemon does rewrite the score.
-    run_autograder(ag, &[("SANDBOX", "off")]);
-    let forged = score(ag);
-    stop_daemon(ag);
-    assert_eq!(
-        forged, 25.0,
-        "the daemon could not even forge an unsandboxed run"
-    );
-    // By default the script sandboxes: the losing bot keeps its 0.
+    // The control: without the sandbox the daemon does rewrite the score
+    // (within 30 s: it rewrites every 50 ms once the file is there).
+    {
+        let _daemons = Daemons(ag);
+        run_autograder(ag, &[("SANDBOX", "off")]);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while score(ag) != 25.0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(
+            score(ag),
+            25.0,
+            "the daemon could not even forge an unsandboxed run"
+        );
+    }
+    // By default the script sandboxes: the losing bot keeps its 0, however
+    // long one waits (here 1.5 s, thirty times the daemon's period).
     std::fs::remove_dir_all(ag.join("results")).unwrap();
+    let _daemons = Daemons(ag);
     run_autograder(ag, &[]);
-    let kept = score(ag);
-    stop_daemon(ag);
-    assert_eq!(kept, 0.0);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(score(ag), 0.0);
     let out = std::fs::read_to_string(ag.join("results/referee.txt")).unwrap();
     assert!(!out.contains("ESCAPED"), "{out}");
     assert!(!ag.join("results/daemon.pid").exists());
