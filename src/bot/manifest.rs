@@ -221,7 +221,6 @@ pub fn manifests_in(dir: &Path) -> Vec<(PathBuf, Result<BotManifest, BotError>)>
         .collect()
 }
 
-/// 1-based line and column of byte `offset` in `text`.
 /// What a student's own `bot.toml` may say in a submission folder (graded
 /// by `grade` or `grade-all`, played in the class tournament): how to start
 /// the bot, nothing about how it is confined. The grader's options decide
@@ -379,6 +378,7 @@ fn escapes(word: &str) -> bool {
     })
 }
 
+/// 1-based line and column of byte `offset` in `text`.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
