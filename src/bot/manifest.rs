@@ -478,6 +478,17 @@ fn is_executable(p: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_command_word_that_climbs_out_of_the_folder_is_found() {
+        use super::escapes;
+        assert!(escapes("../alice/bot.py"));
+        assert!(escapes("--path=lib:../../x"));
+        assert!(escapes("a/../../b"));
+        assert!(!escapes("bot.py"));
+        assert!(!escapes("./lib/../bot.py"));
+        assert!(!escapes("/usr/bin/python3"));
+    }
+
     use super::*;
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

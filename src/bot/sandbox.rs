@@ -1,13 +1,19 @@
 //! The sandbox for untrusted bots (docs/sandbox.md).
 //!
-//! A sandboxed bot and everything it starts run in new user, PID, IPC and
-//! UTS namespaces, under a Landlock ruleset and a seccomp filter, with
-//! their process count and memory capped:
+//! A sandboxed bot and everything it starts run in new PID, IPC, UTS and
+//! mount namespaces (and a user namespace when referee is not root), under
+//! a Landlock ruleset and a seccomp filter, with their process count and
+//! memory capped:
 //!
-//! - the file system is read-only, and readable only where the bot's
-//!   program needs it (system directories, the bot's own folder, the
-//!   installation of its interpreter, the directories on its `PATH`, and
-//!   `sandbox_read`); the only place it can write is its private `TMPDIR`;
+//! - when referee runs as root, the bot runs as the overflow user
+//!   ([`OVERFLOW_ID`]), so root-only files stay closed to it;
+//! - its root folder is a size-capped tmpfs holding only what it may read
+//!   (system directories, the bot's own folder, the installation of its
+//!   interpreter, the directories on its `PATH`, and `sandbox_read`), bound
+//!   read-only: nothing else exists for it, not even for `stat`; the only
+//!   place it can write is its `TMPDIR` in that tmpfs (`tmp_mb`, default
+//!   [`DEFAULT_TMP_MB`] MiB); Landlock says the same as a second layer;
+//! - only stdin, stdout and stderr cross into it;
 //! - the seccomp filter refuses to create any socket (`socket(2)` fails with
 //!   `EACCES`; only `socketpair(2)` pipes work) and io_uring, and Landlock
 //!   denies TCP besides: no TCP, UDP, raw or Unix-socket connection
@@ -19,17 +25,19 @@
 //! - the number of processes is capped per sandbox (by `RLIMIT_NPROC`,
 //!   counted in the sandbox's own user namespace, or, when referee runs as
 //!   root and the kernel exempts root from that limit, by a `pids` cgroup),
-//!   and the address space by `RLIMIT_AS`, which a process in a user
-//!   namespace cannot raise, root or not.
+//!   and the address space by `RLIMIT_AS`, which the bot cannot raise: it
+//!   has no capability (in a user namespace of its own, or as `nobody`).
 //!
 //! How a sandboxed bot starts ([`spawn`]): referee prepares everything
 //! (the ruleset, the filter, the cgroup, the program's path, arguments and
 //! environment as C strings), then `clone`s with `CLONE_VM | CLONE_VFORK`
 //! (as `posix_spawn` does, so nothing of referee's memory is copied) and
 //! the new namespaces. The child is process 1 of its PID namespace from the
-//! start: it joins its cgroup, maps its user and group ids, sets its limits,
-//! process group, folder and stdio, resets the signal handlers, applies the
-//! seccomp filter and the Landlock ruleset and executes the bot. It dies
+//! start: it joins its cgroup, maps its user and group ids (without root),
+//! makes its private view, drops to the overflow user (as root), sets its
+//! limits, process group, folder and stdio, resets the signal handlers,
+//! applies the seccomp filter and the Landlock ruleset, marks every other
+//! descriptor close-on-exec and executes the bot. It dies
 //! with the referee thread that started it (a parent-death signal).
 
 use std::ffi::CString;

@@ -634,3 +634,35 @@ fn denied_attempts_are_counted_in_the_gradebook_and_the_feedback() {
     let csv = std::fs::read_to_string(out.join("gradebook.csv")).unwrap();
     assert!(csv.lines().next().unwrap().ends_with(",denied"), "{csv}");
 }
+
+#[test]
+fn a_daemon_left_by_a_student_cannot_rewrite_a_grade_all_result() {
+    if !full_sandbox() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let class = tmp.path().join("class");
+    let out = tmp.path().join("book");
+    let results = out.join("gradescope/mallory/results.json");
+    std::fs::create_dir_all(class.join("mallory")).unwrap();
+    std::fs::write(class.join("mallory/bot.py"), daemon_bot(&results)).unwrap();
+    let o = run(&[
+        "grade-all",
+        "notakto",
+        "--boards",
+        "1",
+        "--games",
+        "2",
+        class.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.code().is_some(), "{}", stderr(&o));
+    // Thirty times the daemon's period: a live daemon would have written.
+    std::thread::sleep(Duration::from_millis(1500));
+    let text = std::fs::read_to_string(&results).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["score"].as_f64(), Some(0.0), "{v}");
+    // No daemon ever reached the output folder to say where it was.
+    assert!(!out.join("gradescope/mallory/daemon.pid").exists());
+}
