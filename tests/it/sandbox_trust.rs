@@ -310,7 +310,15 @@ fn temporary_folders_of_a_killed_referee_are_swept_by_the_next_run() {
     .unwrap();
     let mut child = referee()
         .args(["match", "tictactoe", &format!("sh {}", bot.display())])
-        .args(["random", "--games", "2", "--time-ms", "60000"])
+        .args([
+            "random",
+            "--games",
+            "2",
+            "--jobs",
+            "1",
+            "--time-ms",
+            "60000",
+        ])
         .args(["--out", tmp.path().join("run").to_str().unwrap()])
         .env("TMPDIR", &tmpdir)
         .stdin(Stdio::null())
@@ -336,13 +344,17 @@ fn temporary_folders_of_a_killed_referee_are_swept_by_the_next_run() {
     // SIGKILL: referee cleans up nothing.
     let _ = child.kill();
     let _ = child.wait();
-    let bot_pid = found
-        .as_ref()
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .and_then(|t| t.trim().parse::<i32>().ok());
-    // The orphaned bot (its own process group) is stopped here, whatever
-    // the assertions below say.
-    if let Some(pid) = bot_pid {
+    // Every orphaned bot (each its own process group) is stopped here,
+    // whatever the assertions below say.
+    let bots: Vec<i32> = std::fs::read_dir(&run_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|d| std::fs::read_to_string(d.path().join("pid")).ok())
+        .filter_map(|t| t.trim().parse::<i32>().ok())
+        .filter(|&p| p > 1)
+        .collect();
+    for &pid in &bots {
         let _ = nix::sys::signal::killpg(
             nix::unistd::Pid::from_raw(pid),
             nix::sys::signal::Signal::SIGKILL,
