@@ -199,6 +199,7 @@ fn main() {
         memory_mb: Some(0),
         cpu_seconds: Some(0),
         processes: Some(0),
+        tmp_mb: None,
     };
     let mut c_reuse = c.clone();
     c_reuse.reuse = true;

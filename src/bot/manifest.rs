@@ -36,6 +36,9 @@ pub struct ResourceLimits {
     /// Maximum number of processes of the bot's user (RLIMIT_NPROC; the
     /// kernel counts every process of that user, not only the bot's).
     pub processes: Option<u64>,
+    /// Size cap of a sandboxed bot's temporary folder in MiB (default 256;
+    /// docs/sandbox.md).
+    pub tmp_mb: Option<u64>,
 }
 
 /// An external bot: a program started once per game, described by a
@@ -223,6 +226,163 @@ pub fn manifests_in(dir: &Path) -> Vec<(PathBuf, Result<BotManifest, BotError>)>
         .collect()
 }
 
+/// What a student's own `bot.toml` may say in a submission folder (graded
+/// by `grade` or `grade-all`, played in the class tournament): how to start
+/// the bot, nothing about how it is confined. The grader's options decide
+/// the rest (docs/sandbox.md, "What a submission may say").
+pub const SUBMISSION_KEYS: [&str; 9] = [
+    "name",
+    "command",
+    "cwd",
+    "env",
+    "reuse",
+    "kind",
+    "games",
+    "description",
+    "limits",
+];
+
+/// Checks a submission's manifest `path` (a student's `bot.toml`): only
+/// [`SUBMISSION_KEYS`], a `cwd` and command paths inside the submission's
+/// folder, limits that only lower the grader's, and `sandbox` only to ask
+/// for it. The error is one line naming the file, the key and why.
+pub fn vet_submission(path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let table: toml::Table = toml::from_str(&text).map_err(|e| {
+        let (line, col) = e.span().map_or((1, 1), |s| line_col(&text, s.start));
+        format!("{}:{line}:{col}: {}", path.display(), e.message().trim())
+    })?;
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let refuse = |key: &str, why: &str| {
+        Err(format!(
+            "{name}: `{key}` is not allowed in a submission: {why}"
+        ))
+    };
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let own = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf());
+    for (key, value) in &table {
+        match key.as_str() {
+            "sandbox" => {
+                let off = match value {
+                    toml::Value::Boolean(b) => !b,
+                    toml::Value::String(w) => w.parse::<SandboxMode>().map_or(true, |m| !m.is_on()),
+                    _ => true,
+                };
+                if off {
+                    return refuse(key, "the grader decides whether bots run in the sandbox");
+                }
+            }
+            "sandbox_read" => {
+                return refuse(key, "the grader decides what a bot may read");
+            }
+            "inherit_env" => {
+                if value.as_bool() != Some(false) {
+                    return refuse(key, "a bot gets the clean environment, not the grader's");
+                }
+            }
+            "cwd" => {
+                let inside = value.as_str().is_some_and(|c| {
+                    let dir = folder.join(c);
+                    std::fs::canonicalize(&dir).is_ok_and(|d| d.starts_with(&own))
+                });
+                if !inside {
+                    return refuse(
+                        key,
+                        "the bot runs in its own folder (or a folder inside it)",
+                    );
+                }
+            }
+            "command" => {
+                let words: Vec<String> = match value {
+                    toml::Value::String(line) => split_command(line).unwrap_or_default(),
+                    toml::Value::Array(a) => a
+                        .iter()
+                        .filter_map(|w| w.as_str().map(String::from))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                if let Some(w) = words.iter().find(|w| escapes(w)) {
+                    return refuse(
+                        key,
+                        &format!("'{w}' names a path outside the submission's folder"),
+                    );
+                }
+            }
+            "limits" => {
+                let limits: ResourceLimits = value
+                    .clone()
+                    .try_into()
+                    .map_err(|e| format!("{name}: `limits`: {}", e.message().trim()))?;
+                let ceiling = [
+                    (
+                        "memory_mb",
+                        limits.memory_mb,
+                        crate::bot::process::DEFAULT_MEMORY_MB,
+                    ),
+                    (
+                        "cpu_seconds",
+                        limits.cpu_seconds,
+                        crate::bot::process::DEFAULT_CPU_SECONDS,
+                    ),
+                    ("processes", limits.processes, SUBMISSION_MAX_PROCESSES),
+                    ("tmp_mb", limits.tmp_mb, SUBMISSION_MAX_TMP_MB),
+                ];
+                for (what, asked, max) in ceiling {
+                    if let Some(v) = asked.filter(|&v| v == 0 || v > max) {
+                        return refuse(
+                            &format!("limits.{what} = {v}"),
+                            &format!("a submission may only lower the grader's limit ({max})"),
+                        );
+                    }
+                }
+            }
+            k if SUBMISSION_KEYS.contains(&k) => {}
+            other => {
+                return refuse(
+                    other,
+                    "a submission's bot.toml says only how to start the bot",
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The process cap a submission may not raise (the sandbox's default).
+const SUBMISSION_MAX_PROCESSES: u64 = super::sandbox::DEFAULT_SANDBOX_PROCESSES;
+
+/// The temporary-folder cap a submission may not raise (the sandbox's
+/// default, in MiB).
+const SUBMISSION_MAX_TMP_MB: u64 = super::sandbox::DEFAULT_TMP_MB;
+
+/// Whether a command word names a path outside the submission's folder:
+/// `..` that climbs out of it, after a `--flag=` prefix and item by item
+/// of a `:` list. Absolute paths are programs (`/usr/bin/python3`) and are
+/// confined by the sandbox like any other path.
+fn escapes(word: &str) -> bool {
+    let value = match word.split_once('=') {
+        Some((flag, v)) if flag.starts_with('-') => v,
+        _ => word,
+    };
+    value.split(':').any(|item| {
+        let mut depth = 0i32;
+        for part in Path::new(item).components() {
+            match part {
+                std::path::Component::ParentDir => depth -= 1,
+                std::path::Component::Normal(_) => depth += 1,
+                _ => {}
+            }
+            if depth < 0 {
+                return true;
+            }
+        }
+        false
+    })
+}
+
 /// 1-based line and column of byte `offset` in `text`.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
@@ -332,6 +492,17 @@ fn is_executable(p: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_command_word_that_climbs_out_of_the_folder_is_found() {
+        use super::escapes;
+        assert!(escapes("../alice/bot.py"));
+        assert!(escapes("--path=lib:../../x"));
+        assert!(escapes("a/../../b"));
+        assert!(!escapes("bot.py"));
+        assert!(!escapes("./lib/../bot.py"));
+        assert!(!escapes("/usr/bin/python3"));
+    }
+
     use super::*;
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

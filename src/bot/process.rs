@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::fs::DirBuilderExt;
 use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -53,16 +54,109 @@ pub(crate) const KEPT_VARS: [&str; 3] = ["PATH", "HOME", "LANG"];
 /// the process itself has exited.
 const DEATH_CHECK: Duration = Duration::from_millis(50);
 
+/// What, in a line of a bot's stderr, says the operating system refused
+/// it something: Python's `PermissionError`, C's `strerror` texts for
+/// `EACCES`, `EPERM`, `EROFS`, `ENOSPC` and `EDQUOT`, and their names.
+/// The sandbox refuses with exactly these errors (docs/sandbox.md).
+const DENIAL_MARKS: [&str; 8] = [
+    "Permission denied",
+    "PermissionError",
+    "Operation not permitted",
+    "Read-only file system",
+    "No space left on device",
+    "Disk quota exceeded",
+    "EACCES",
+    "EPERM",
+];
+
+/// Most examples kept of a bot's denied attempts.
+const DENIAL_EXAMPLES: usize = 5;
+
+/// A bot's denied attempts, as its stderr told them: how many lines said
+/// one, and the first few of those lines.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Denials {
+    /// Lines of stderr that told of a refusal.
+    pub count: u64,
+    /// The first few of those lines (trimmed, at most 200 characters).
+    pub examples: Vec<String>,
+}
+
+/// Denied attempts by bot (its folder and command), over every process
+/// of the bot this run started; read by grading with [`take_denials`].
+static DENIED: Mutex<Vec<(String, Denials)>> = Mutex::new(Vec::new());
+
+/// The key of a bot in [`DENIED`]: its folder and its command, which
+/// tell two students' bots apart whatever their manifests call them.
+fn denial_key(spec: &ExternalSpec) -> String {
+    format!("{:?}\0{}", spec.cwd, spec.command.join("\0"))
+}
+
+/// The denied attempts counted for `spec`'s bot since the last call (and
+/// forgets them).
+pub fn take_denials(spec: &ExternalSpec) -> Denials {
+    let key = denial_key(spec);
+    let mut all = DENIED.lock().unwrap_or_else(|p| p.into_inner());
+    match all.iter().position(|(k, _)| *k == key) {
+        Some(i) => all.swap_remove(i).1,
+        None => Denials::default(),
+    }
+}
+
+/// Counts `line` against the bot `key` if it tells of a refusal.
+fn note_denial(key: &str, line: &[u8]) {
+    let text = String::from_utf8_lossy(line);
+    if !DENIAL_MARKS.iter().any(|m| text.contains(m)) {
+        return;
+    }
+    let mut all = DENIED.lock().unwrap_or_else(|p| p.into_inner());
+    let i = match all.iter().position(|(k, _)| k == key) {
+        Some(i) => i,
+        None => {
+            all.push((key.to_string(), Denials::default()));
+            all.len() - 1
+        }
+    };
+    let d = &mut all[i].1;
+    d.count += 1;
+    if d.examples.len() < DENIAL_EXAMPLES {
+        d.examples.push(text.trim().chars().take(200).collect());
+    }
+}
+
+/// The longest stderr line looked at for a denial; a longer one is cut.
+const DENIAL_LINE_MAX: usize = 4096;
+
 /// A bot's stderr, bounded: the first and the last [`LOG_KEEP`] bytes.
 #[derive(Debug, Default)]
 pub(crate) struct StderrLog {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: u64,
+    /// The bot's key in [`DENIED`] (empty: not counted).
+    denial_key: String,
+    /// The line being written, for the denial count (bounded).
+    line: Vec<u8>,
 }
 
 impl StderrLog {
+    /// Counts the lines of `data` that tell of a refusal.
+    fn scan(&mut self, data: &[u8]) {
+        if self.denial_key.is_empty() {
+            return;
+        }
+        for &b in data {
+            if b == b'\n' {
+                note_denial(&self.denial_key, &self.line);
+                self.line.clear();
+            } else if self.line.len() < DENIAL_LINE_MAX {
+                self.line.push(b);
+            }
+        }
+    }
+
     fn push(&mut self, mut data: &[u8]) {
+        self.scan(data);
         self.total += data.len() as u64;
         let room = LOG_KEEP - self.head.len();
         if room > 0 {
@@ -252,6 +346,106 @@ fn bot_env(spec: &ExternalSpec, tmp: &std::path::Path, seed: u64) -> Vec<(OsStri
     env
 }
 
+/// Marks every descriptor above stderr close-on-exec, so that no
+/// unsandboxed bot inherits one (the sandbox does the same in its child).
+/// Every descriptor referee opens itself is close-on-exec already; this
+/// catches those it was started with.
+fn close_inherited_fds() {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::libc;
+        // SAFETY: a plain system call on this process's descriptor table.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            )
+        };
+        if r == 0 {
+            return;
+        }
+    }
+    // Kernels before 5.11: one by one, from the list of open descriptors.
+    let list = ["/proc/self/fd", "/dev/fd"]
+        .iter()
+        .find_map(|d| std::fs::read_dir(d).ok());
+    for fd in list.into_iter().flatten().flatten() {
+        if let Some(n) = fd.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) {
+            if n > 2 {
+                let _ = fcntl(n, FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC));
+            }
+        }
+    }
+}
+
+/// The prefix of a run's folder of bots' temporary folders: `referee.PID`
+/// in the system's temporary folder.
+const RUN_TMP_PREFIX: &str = "referee.";
+
+/// This run's folder of bots' temporary folders (`$TMPDIR/referee.PID`),
+/// made at the first bot; the first time, the folders of runs whose
+/// referee is gone (killed by SIGKILL, which cleans up nothing) are
+/// removed, as stale cgroups are.
+fn run_tmp_root() -> std::path::PathBuf {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    let base = std::env::temp_dir();
+    SWEPT.call_once(|| sweep_stale_tmp(&base));
+    base.join(format!("{RUN_TMP_PREFIX}{}", std::process::id()))
+}
+
+/// Removes the `referee.PID` folders in `base` whose process is gone.
+fn sweep_stale_tmp(base: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(RUN_TMP_PREFIX))
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // EPERM: another user's referee, alive; only ESRCH means gone.
+        let gone = pid > 0 && nix::sys::signal::kill(Pid::from_raw(pid), None) == Err(Errno::ESRCH);
+        let is_dir = entry
+            .file_type()
+            .is_ok_and(|t| t.is_dir() && !t.is_symlink());
+        if gone && is_dir {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// A bot's private temporary folder, in this run's folder (see
+/// [`run_tmp_root`]: only its owner lists it; a sandboxed bot dropped to
+/// another user may still pass through it to its own folder).
+fn bot_tmpdir() -> io::Result<tempfile::TempDir> {
+    let root = run_tmp_root();
+    for _ in 0..3 {
+        // The run's folder goes when its last bot does (see `Drop`);
+        // another thread may remove it between these two calls.
+        match std::fs::DirBuilder::new().mode(0o711).create(&root) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        match tempfile::Builder::new()
+            .prefix("referee-bot-")
+            .tempdir_in(&root)
+        {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            other => return other,
+        }
+    }
+    tempfile::Builder::new()
+        .prefix("referee-bot-")
+        .tempdir_in(&root)
+}
+
 fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
     let flags = fcntl(fd.as_raw_fd(), FcntlArg::F_GETFL).map_err(io::Error::from)?;
     let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
@@ -274,8 +468,12 @@ impl BotProcess {
                 "referee is being interrupted",
             ));
         }
-        let tmp = tempfile::Builder::new().prefix("referee-bot-").tempdir()?;
+        let tmp = bot_tmpdir()?;
         let env = bot_env(spec, tmp.path(), seed);
+        // Only stdin, stdout and stderr cross into a bot: a descriptor
+        // referee inherited without close-on-exec (`exec 7<secret` before
+        // it) is marked so here; std's own pipes are marked already.
+        close_inherited_fds();
         let limits = effective_limits(&spec.limits);
         // A sandboxed bot starts through the sandbox's own clone, which sets
         // its limits too (docs/sandbox.md).
@@ -298,6 +496,7 @@ impl BotProcess {
                 tmp,
             );
             me._cgroup = cgroup;
+            me.log.denial_key = denial_key(spec);
             me.make_nonblocking()?;
             return Ok(me);
         }
@@ -353,7 +552,8 @@ impl BotProcess {
             let _ = waitpid(pid, None);
             return Err(io::Error::other("child pipes missing"));
         };
-        let me = BotProcess::new(pid, stdin, stdout, stderr, started, tmp);
+        let mut me = BotProcess::new(pid, stdin, stdout, stderr, started, tmp);
+        me.log.denial_key = denial_key(spec);
         // On Linux the limits are set on the started process with
         // prlimit(2): std starts it with posix_spawn (no pre-exec hook), which
         // returns once the bot's program is exec'd, so the limits hold from
@@ -675,6 +875,11 @@ impl BotProcess {
         // left the group may keep stderr open, so nothing waits for its end.
         self.drain_stderr();
         self.stderr = None;
+        // A last line without its newline still counts.
+        let last = std::mem::take(&mut self.log.line);
+        if !last.is_empty() && !self.log.denial_key.is_empty() {
+            note_denial(&self.log.denial_key, &last);
+        }
     }
 
     /// Whether the process has exited (without reaping it).
@@ -794,6 +999,14 @@ fn forget_group(pid: Pid) {
 impl Drop for BotProcess {
     fn drop(&mut self) {
         self.kill();
+        if let Some(tmp) = self._tmp.take() {
+            let run = tmp.path().parent().map(std::path::Path::to_path_buf);
+            drop(tmp);
+            // The run's folder too, once no bot of this run has one in it.
+            if let Some(run) = run {
+                let _ = std::fs::remove_dir(run);
+            }
+        }
     }
 }
 
@@ -856,6 +1069,7 @@ mod tests {
             memory_mb: Some(64),
             cpu_seconds: Some(5),
             processes: None,
+            tmp_mb: None,
         };
         assert_eq!(limits_seen_by(set), "65536 5");
         let want = format!("{} {DEFAULT_CPU_SECONDS}", DEFAULT_MEMORY_MB * 1024);
@@ -864,6 +1078,7 @@ mod tests {
             memory_mb: Some(0),
             cpu_seconds: Some(0),
             processes: Some(0),
+            tmp_mb: None,
         };
         assert_eq!(limits_seen_by(none), "unlimited unlimited");
     }

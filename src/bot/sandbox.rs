@@ -1,13 +1,19 @@
 //! The sandbox for untrusted bots (docs/sandbox.md).
 //!
-//! A sandboxed bot and everything it starts run in new user, PID, IPC and
-//! UTS namespaces, under a Landlock ruleset and a seccomp filter, with
-//! their process count and memory capped:
+//! A sandboxed bot and everything it starts run in new PID, IPC, UTS and
+//! mount namespaces (and a user namespace when referee is not root), under
+//! a Landlock ruleset and a seccomp filter, with their process count and
+//! memory capped:
 //!
-//! - the file system is read-only, and readable only where the bot's
-//!   program needs it (system directories, the bot's own folder, the
-//!   installation of its interpreter, the directories on its `PATH`, and
-//!   `sandbox_read`); the only place it can write is its private `TMPDIR`;
+//! - when referee runs as root, the bot runs as the overflow user
+//!   ([`OVERFLOW_ID`]), so root-only files stay closed to it;
+//! - its root folder is a size-capped tmpfs holding only what it may read
+//!   (system directories, the bot's own folder, the installation of its
+//!   interpreter, the directories on its `PATH`, and `sandbox_read`), bound
+//!   read-only: nothing else exists for it, not even for `stat`; the only
+//!   place it can write is its `TMPDIR` in that tmpfs (`tmp_mb`, default
+//!   [`DEFAULT_TMP_MB`] MiB); Landlock says the same as a second layer;
+//! - only stdin, stdout and stderr cross into it;
 //! - the seccomp filter refuses to create any socket (`socket(2)` fails with
 //!   `EACCES`; only `socketpair(2)` pipes work) and io_uring, and Landlock
 //!   denies TCP besides: no TCP, UDP, raw or Unix-socket connection
@@ -19,17 +25,19 @@
 //! - the number of processes is capped per sandbox (by `RLIMIT_NPROC`,
 //!   counted in the sandbox's own user namespace, or, when referee runs as
 //!   root and the kernel exempts root from that limit, by a `pids` cgroup),
-//!   and the address space by `RLIMIT_AS`, which a process in a user
-//!   namespace cannot raise, root or not.
+//!   and the address space by `RLIMIT_AS`, which the bot cannot raise: it
+//!   has no capability (in a user namespace of its own, or as `nobody`).
 //!
 //! How a sandboxed bot starts ([`spawn`]): referee prepares everything
 //! (the ruleset, the filter, the cgroup, the program's path, arguments and
 //! environment as C strings), then `clone`s with `CLONE_VM | CLONE_VFORK`
 //! (as `posix_spawn` does, so nothing of referee's memory is copied) and
 //! the new namespaces. The child is process 1 of its PID namespace from the
-//! start: it joins its cgroup, maps its user and group ids, sets its limits,
-//! process group, folder and stdio, resets the signal handlers, applies the
-//! seccomp filter and the Landlock ruleset and executes the bot. It dies
+//! start: it joins its cgroup, maps its user and group ids (without root),
+//! makes its private view, drops to the overflow user (as root), sets its
+//! limits, process group, folder and stdio, resets the signal handlers,
+//! applies the seccomp filter and the Landlock ruleset, marks every other
+//! descriptor close-on-exec and executes the bot. It dies
 //! with the referee thread that started it (a parent-death signal).
 
 use std::ffi::CString;
@@ -125,7 +133,15 @@ pub struct Support {
     /// The folder under which per-sandbox `pids` cgroups are made (root
     /// only), when there is one referee can write.
     pub pids_cgroup: Option<PathBuf>,
+    /// A private mount namespace with a size-capped tmpfs can be made: the
+    /// bot sees only what it may read, and its temporary folder has a cap.
+    pub mounts: bool,
 }
+
+/// The unprivileged user and group a sandboxed bot runs as when referee
+/// runs as root: the kernel's overflow ids (`nobody`), which own nothing
+/// that matters, so root-only files stay closed.
+pub const OVERFLOW_ID: u32 = 65534;
 
 /// What the kernel offers, once probed.
 static SUPPORT: OnceLock<Support> = OnceLock::new();
@@ -134,12 +150,14 @@ static SUPPORT: OnceLock<Support> = OnceLock::new();
 pub fn support() -> &'static Support {
     SUPPORT.get_or_init(|| {
         let root = nix::unistd::geteuid().is_root();
+        let namespaces = namespaces_work(root);
         Support {
             landlock_abi: landlock_abi(),
-            namespaces: namespaces_work(),
+            namespaces,
             seccomp: seccomp_works(),
             root,
             pids_cgroup: if root { pids_cgroup_base() } else { None },
+            mounts: namespaces && mounts_work(root),
         }
     })
 }
@@ -168,9 +186,9 @@ fn landlock_abi() -> u8 {
     0
 }
 
-/// Whether a child can enter new user and PID namespaces (some containers
-/// forbid it).
-fn namespaces_work() -> bool {
+/// Whether a child can enter new user (or, as root, PID) namespaces (some
+/// containers forbid it).
+fn namespaces_work(root: bool) -> bool {
     let mut cmd = Command::new("/bin/sh");
     cmd.args(["-c", "exit 0"])
         .stdin(std::process::Stdio::null())
@@ -178,19 +196,73 @@ fn namespaces_work() -> bool {
         .stderr(std::process::Stdio::null());
     // SAFETY: the hook only makes system calls (unshare), no allocation.
     unsafe {
-        cmd.pre_exec(|| {
-            unshare(namespace_flags()).map_err(io::Error::from)?;
+        cmd.pre_exec(move || {
+            unshare(namespace_flags(root)).map_err(io::Error::from)?;
             Ok(())
         });
     }
     cmd.status().is_ok_and(|s| s.success())
 }
 
-fn namespace_flags() -> CloneFlags {
-    CloneFlags::CLONE_NEWUSER
-        | CloneFlags::CLONE_NEWPID
-        | CloneFlags::CLONE_NEWIPC
-        | CloneFlags::CLONE_NEWUTS
+/// The namespaces a sandboxed bot is born in. As root the bot gets no user
+/// namespace: it is dropped to [`OVERFLOW_ID`] instead, which a user
+/// namespace made by root could not do (only a process with `CAP_SETUID`
+/// in the parent namespace may map other ids, and the child has none
+/// there). Without root, a user namespace is what allows the others.
+fn namespace_flags(root: bool) -> CloneFlags {
+    let others = CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWUTS;
+    if root {
+        others
+    } else {
+        others | CloneFlags::CLONE_NEWUSER
+    }
+}
+
+/// Whether a child in the sandbox's namespaces can also have a mount
+/// namespace of its own and mount a tmpfs there (some containers forbid
+/// it), tried on a throwaway folder.
+fn mounts_work(root: bool) -> bool {
+    let Ok(dir) = tempfile::Builder::new().prefix("referee-probe-").tempdir() else {
+        return false;
+    };
+    let Ok(target) = CString::new(dir.path().as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    let mut cmd = Command::new("/bin/sh");
+    cmd.args(["-c", "exit 0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: the hook only makes system calls on memory prepared before.
+    unsafe {
+        cmd.pre_exec(move || {
+            unshare(namespace_flags(root) | CloneFlags::CLONE_NEWNS).map_err(io::Error::from)?;
+            use nix::libc;
+            let none = std::ptr::null();
+            if libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+                || libc::mount(
+                    c"tmpfs".as_ptr(),
+                    target.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    c"size=1m".as_ptr().cast(),
+                ) != 0
+                || libc::chdir(target.as_ptr()) != 0
+                || libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            // The switch worked; there is nothing to execute in the new root.
+            libc::_exit(0)
+        });
+    }
+    cmd.status().is_ok_and(|s| s.success())
 }
 
 /// The seccomp filter of every sandboxed bot (built once): no socket of
@@ -351,6 +423,14 @@ pub fn missing(s: &Support) -> Vec<String> {
                 .into(),
         );
     }
+    if !s.mounts {
+        out.push(
+            "private file system view: a mount namespace with a size-capped tmpfs cannot be \
+             made here, so the bot's temporary folder has no size cap and the names, sizes and \
+             times of files it may not read can still be seen with stat"
+                .into(),
+        );
+    }
     if s.root && s.pids_cgroup.is_none() {
         out.push(
             "process count: referee runs as root, whom the kernel exempts from the process \
@@ -494,6 +574,194 @@ pub(crate) struct Prepared {
     nproc: Option<u64>,
     limits: [(Resource, u64); 2],
     exec: Exec,
+    /// The bot's private view of the file system, when the kernel allows.
+    mounts: Option<Mounts>,
+    /// Whether the bot drops to [`OVERFLOW_ID`] (referee runs as root).
+    drop_to_overflow: bool,
+    /// A second descriptor of the Landlock ruleset, through which the child
+    /// allows its own tmpfs `TMPDIR` (made only after the clone).
+    ruleset_fd: Option<OwnedFd>,
+    /// The Landlock file-system rights the ruleset handles (all of them
+    /// are given in `TMPDIR`).
+    tmp_access: u64,
+}
+
+/// The bot's private view of the file system, prepared before the clone: a
+/// tmpfs capped at the bot's `tmp_mb`, mounted on its temporary folder,
+/// becomes its root; in it every folder the bot may read is bind-mounted
+/// read-only at its own path, the devices it may use are bound, the system
+/// folders' symbolic links (`/bin -> usr/bin`) are made again, and its
+/// `TMPDIR` is a folder of that tmpfs at the same path as outside. What is
+/// not mounted does not exist for the bot: `stat` of it fails.
+struct Mounts {
+    new_root: CString,
+    tmpfs_options: CString,
+    /// Folders to make in the new root, parents first.
+    dirs: Vec<CString>,
+    /// Empty files to make in the new root, as mount points.
+    files: Vec<CString>,
+    /// Bind mounts: source, target in the new root, and the flags that
+    /// make it read-only (`None`: a device, left as it is).
+    binds: Vec<(CString, CString, Option<nix::libc::c_ulong>)>,
+    /// Symbolic links: what each says, and where it goes in the new root.
+    links: Vec<(CString, CString)>,
+    /// Where a `/proc` of the bot's own PID namespace is mounted (unless
+    /// the host's is readable): runtimes find their own program through
+    /// `/proc/self/exe` (Java its libraries), which Landlock still lets
+    /// them resolve but not read.
+    proc: Option<CString>,
+    /// The bot's `TMPDIR` in the new root, seen from before the switch.
+    tmpdir_before: CString,
+    /// The bot's `TMPDIR` once the new root is its `/`.
+    tmpdir: CString,
+}
+
+/// Default size cap of a sandboxed bot's temporary folder, in MiB.
+pub const DEFAULT_TMP_MB: u64 = 256;
+
+/// The flags that remount the bind mount of `dir` read-only, keeping the
+/// flags of the mount it comes from (in a user namespace the kernel
+/// refuses to clear them).
+fn read_only_flags(dir: &Path) -> nix::libc::c_ulong {
+    use nix::libc;
+    let mut flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID;
+    let Ok(c) = CString::new(dir.as_os_str().as_encoded_bytes()) else {
+        return flags | libc::MS_NODEV;
+    };
+    // SAFETY: statvfs fills the zeroed struct from a valid C string.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return flags | libc::MS_NODEV;
+    }
+    let kept = [
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ];
+    for (st_flag, ms_flag) in kept {
+        if st.f_flag & st_flag != 0 {
+            flags |= ms_flag;
+        }
+    }
+    flags
+}
+
+/// The system folders every sandboxed bot may read (before symbolic links
+/// are followed: `/bin` is often a link to `usr/bin`).
+const SYSTEM_DIRS: [&str; 7] = ["/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc"];
+
+/// The devices every runtime opens: reading randomness, writing to nothing.
+const DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"];
+
+/// The bot's private view of the file system (see [`Mounts`]): what it may
+/// read, its devices and links, and `tmp` as its root and `TMPDIR`.
+fn mounts(spec: &ExternalSpec, tmp: &Path, tmp_mb: u64) -> io::Result<Mounts> {
+    use std::collections::BTreeSet;
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_encoded_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in a path"))
+    };
+    let under = |p: &Path| tmp.join(p.strip_prefix("/").unwrap_or(p));
+    let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+    let chain = |dirs: &mut BTreeSet<PathBuf>, p: &Path| {
+        for a in p.ancestors().filter(|a| a.parent().is_some()) {
+            dirs.insert(under(a));
+        }
+    };
+    let mut readable_set: Vec<PathBuf> = Vec::new();
+    for d in readable(spec, &spec.sandbox_read) {
+        if d == Path::new("/") {
+            // The whole file system, asked by whoever runs referee: every
+            // top folder but the kernel's own and the temporary folders'.
+            for e in std::fs::read_dir("/")?.flatten() {
+                let p = e.path();
+                let skip = ["/proc", "/sys", "/dev"].iter().any(|s| p == Path::new(s));
+                if !skip && e.file_type().is_ok_and(|t| t.is_dir()) {
+                    readable_set.push(p);
+                }
+            }
+        } else {
+            readable_set.push(d);
+        }
+    }
+    // A readable folder that holds the temporary folder would cover it.
+    readable_set.retain(|d| !tmp.starts_with(d));
+    readable_set.sort();
+    readable_set.dedup();
+    let mut files = Vec::new();
+    let mut binds = Vec::new();
+    for d in &readable_set {
+        if d.is_dir() {
+            chain(&mut dirs, d);
+        } else if let Some(parent) = d.parent() {
+            chain(&mut dirs, parent);
+            files.push(c(&under(d))?);
+        }
+        binds.push((c(d)?, c(&under(d))?, Some(read_only_flags(d))));
+    }
+    for dev in DEVICES.iter().map(Path::new).filter(|d| d.exists()) {
+        if let Some(parent) = dev.parent() {
+            chain(&mut dirs, parent);
+        }
+        files.push(c(&under(dev))?);
+        binds.push((c(dev)?, c(&under(dev))?, None));
+    }
+    // Links such as `/bin -> usr/bin`, for the system folders and those on
+    // the bot's PATH, where their parent is no link itself.
+    let path_var = bot_path_var(spec);
+    let mut links = Vec::new();
+    let candidates = SYSTEM_DIRS
+        .iter()
+        .map(PathBuf::from)
+        .chain(std::env::split_paths(&path_var).filter(|d| d.is_absolute()));
+    for d in candidates {
+        let is_link = d
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
+        let plain_parent = d
+            .parent()
+            .is_some_and(|p| p.canonicalize().is_ok_and(|q| q == p));
+        let covered = readable_set.iter().any(|r| d.starts_with(r));
+        if let (true, true, false, Ok(target)) = (is_link, plain_parent, covered, d.read_link()) {
+            if let Some(parent) = d.parent() {
+                chain(&mut dirs, parent);
+            }
+            let link = (c(&target)?, c(&under(&d))?);
+            if !links.contains(&link) {
+                links.push(link);
+            }
+        }
+    }
+    if let Some(parent) = tmp.parent() {
+        chain(&mut dirs, parent);
+    }
+    // The bot's folder exists in its view even when only folders below it
+    // are readable, so that it starts there and finds them by relative path.
+    if let Some(cwd) = &spec.cwd {
+        chain(&mut dirs, cwd);
+    } else if let Ok(cwd) = std::env::current_dir() {
+        chain(&mut dirs, &cwd);
+    }
+    let proc = if readable_set.iter().any(|d| d == Path::new("/proc")) {
+        None
+    } else {
+        chain(&mut dirs, Path::new("/proc"));
+        Some(c(&under(Path::new("/proc")))?)
+    };
+    Ok(Mounts {
+        new_root: c(tmp)?,
+        tmpfs_options: CString::new(format!("size={tmp_mb}m,mode=0755"))
+            .map_err(io::Error::other)?,
+        dirs: dirs.iter().map(|d| c(d)).collect::<io::Result<_>>()?,
+        files,
+        binds,
+        links,
+        proc,
+        tmpdir_before: c(&under(tmp))?,
+        tmpdir: c(tmp)?,
+    })
 }
 
 /// The bot's program, arguments, environment and folder as C strings,
@@ -610,6 +878,14 @@ pub(crate) fn prepare(
     env: &[(std::ffi::OsString, std::ffi::OsString)],
 ) -> io::Result<(Prepared, Option<Cgroup>)> {
     let s = support();
+    if s.root {
+        // Where the bot writes when no tmpfs can be given (best-effort).
+        nix::unistd::chown(
+            tmp,
+            Some(nix::unistd::Uid::from_raw(OVERFLOW_ID)),
+            Some(nix::unistd::Gid::from_raw(OVERFLOW_ID)),
+        )?;
+    }
     let (program, args) = spec
         .command
         .split_first()
@@ -634,7 +910,14 @@ pub(crate) fn prepare(
         whole.retain(|(old, _)| *old != k);
         whole.push((k, v));
     }
-    let exec = Exec::new(&path, &argv, &whole, spec.cwd.as_deref())?;
+    // In its own mount namespace the bot would start in `/`: it is given
+    // referee's folder, as outside, when its spec names none.
+    let exec_cwd = match (&spec.cwd, s.mounts) {
+        (Some(d), _) => Some(d.clone()),
+        (None, true) => Some(cwd.clone()),
+        (None, false) => None,
+    };
+    let exec = Exec::new(&path, &argv, &whole, exec_cwd.as_deref())?;
     let processes = spec
         .limits
         .processes
@@ -642,6 +925,16 @@ pub(crate) fn prepare(
         .unwrap_or(DEFAULT_SANDBOX_PROCESSES);
     let ruleset = if s.landlock_abi > 0 {
         Some(ruleset(spec, tmp).map_err(|e| io::Error::other(format!("sandbox: {e}")))?)
+    } else {
+        None
+    };
+    let ruleset_fd = match &ruleset {
+        Some(r) => Option::<OwnedFd>::from(r.try_clone()?),
+        None => None,
+    };
+    let mounts = if s.mounts {
+        let tmp_mb = spec.limits.tmp_mb.unwrap_or(DEFAULT_TMP_MB);
+        Some(mounts(spec, tmp, tmp_mb)?)
     } else {
         None
     };
@@ -693,6 +986,10 @@ pub(crate) fn prepare(
             },
             limits,
             exec,
+            mounts,
+            drop_to_overflow: s.root,
+            ruleset_fd,
+            tmp_access: landlock_fs_access(s.landlock_abi),
         },
         cgroup,
     ))
@@ -732,6 +1029,21 @@ fn ruleset(spec: &ExternalSpec, tmp: &Path) -> Result<RulesetCreated, String> {
     Ok(r)
 }
 
+/// The Landlock file-system rights a ruleset written for [`ABI_WANTED`]
+/// handles on a kernel of ABI `kernel_abi` (the rights of both).
+fn landlock_fs_access(kernel_abi: u8) -> u64 {
+    let abi = match kernel_abi.min(6) {
+        0 => return 0,
+        1 => ABI::V1,
+        2 => ABI::V2,
+        3 => ABI::V3,
+        4 => ABI::V4,
+        5 => ABI::V5,
+        _ => ABI_WANTED,
+    };
+    AccessFs::from_all(abi).bits()
+}
+
 /// Writes `data` to the file `path` with plain system calls.
 fn write_file(path: &CString, data: &[u8]) -> Result<(), Errno> {
     use nix::fcntl::{open, OFlag};
@@ -761,7 +1073,7 @@ pub(crate) struct Spawned {
 }
 
 /// The steps of a sandboxed start, named in the error when one fails.
-const STEPS: [&str; 11] = [
+const STEPS: [&str; 14] = [
     "",
     "the parent-death signal",
     "joining the sandbox's cgroup",
@@ -773,6 +1085,9 @@ const STEPS: [&str; 11] = [
     "resetting the signal handlers",
     "applying the seccomp filter",
     "applying the Landlock ruleset",
+    "making the bot's private file system view",
+    "dropping to the unprivileged user",
+    "closing referee's other file descriptors",
 ];
 
 /// The child's stack until it executes the bot (it only makes system calls).
@@ -815,7 +1130,10 @@ pub(crate) fn spawn(prepared: Prepared) -> io::Result<Spawned> {
     let mut stack = vec![0u8; CHILD_STACK];
     let mut flags = CloneFlags::CLONE_VM | CloneFlags::CLONE_VFORK;
     if support().namespaces {
-        flags |= namespace_flags();
+        flags |= namespace_flags(support().root);
+    }
+    if prepared.mounts.is_some() {
+        flags |= CloneFlags::CLONE_NEWNS;
     }
     let p = &prepared;
     let failed = &failure;
@@ -880,10 +1198,28 @@ fn child_setup(
         // "0": the writer itself, whatever its id in its new namespace.
         write_file(procs, b"0").map_err(step(2))?;
     }
-    if support().namespaces {
+    if support().namespaces && !p.drop_to_overflow {
         write_file(&p.setgroups, b"deny").map_err(step(3))?;
         write_file(&p.uid_map_path, &p.uid_map).map_err(step(3))?;
         write_file(&p.gid_map_path, &p.gid_map).map_err(step(3))?;
+    }
+    if let Some(m) = &p.mounts {
+        private_root(m, p.drop_to_overflow).map_err(step(11))?;
+    }
+    if p.drop_to_overflow {
+        // Groups first: without root, the ids could not be changed.
+        // SAFETY: plain system calls with no pointers but a null list.
+        unsafe {
+            let id = OVERFLOW_ID;
+            if libc::setgroups(0, std::ptr::null()) != 0
+                || libc::setresgid(id, id, id) != 0
+                || libc::setresuid(id, id, id) != 0
+            {
+                return Err((12, Errno::last()));
+            }
+        }
+        // A change of user clears the parent-death signal.
+        nix::sys::prctl::set_pdeathsig(Some(Signal::SIGKILL)).map_err(step(1))?;
     }
     for &(res, value) in &p.limits {
         if value > 0 {
@@ -939,12 +1275,29 @@ fn child_setup(
     if let Some(filter) = p.filter {
         seccompiler::apply_filter(filter).map_err(|_| (9, Errno::last()))?;
     }
+    if let (Some(m), Some(fd)) = (&p.mounts, &p.ruleset_fd) {
+        allow_tmpdir(m, fd.as_raw_fd(), p.tmp_access).map_err(step(10))?;
+    }
     if let Some(r) = &p.ruleset {
         // SAFETY: a bitwise copy of the ruleset, for this process alone:
         // it holds a descriptor (this process's copy is closed here,
         // referee's when referee drops its own) and plain flags, no heap.
         let mine: RulesetCreated = unsafe { std::ptr::read(r) };
         mine.restrict_self().map_err(|_| (10, Errno::last()))?;
+    }
+    // Only stdin, stdout and stderr cross into the bot: whatever referee
+    // inherited (a descriptor its caller left open) closes on exec.
+    // SAFETY: a plain system call on this process's descriptor table.
+    if unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    } != 0
+    {
+        return Err((13, Errno::last()));
     }
     // SAFETY: null-terminated arrays of pointers into C strings that live
     // in `p`, which outlives this call.
@@ -956,6 +1309,138 @@ fn child_setup(
         );
     }
     Err((0, Errno::last()))
+}
+
+/// Makes the bot's private view of the file system (see [`Mounts`]) and
+/// switches to it: only system calls on what `m` holds. As root, the bot's
+/// `TMPDIR` is given to [`OVERFLOW_ID`], whom the bot becomes next.
+fn private_root(m: &Mounts, chown_tmpdir: bool) -> Result<(), Errno> {
+    use nix::libc;
+    let none = std::ptr::null();
+    let ok = |r: libc::c_int| if r == 0 { Ok(()) } else { Err(Errno::last()) };
+    // SAFETY: every call below takes C strings that live in `m` (or
+    // literals) and no other pointer.
+    unsafe {
+        // Nothing mounted here may reach referee's own mount namespace.
+        ok(libc::mount(
+            none,
+            c"/".as_ptr(),
+            none,
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ))?;
+        ok(libc::mount(
+            c"tmpfs".as_ptr(),
+            m.new_root.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            m.tmpfs_options.as_ptr().cast(),
+        ))?;
+        // Folders readable by anyone, whatever referee's umask.
+        let old_mask = libc::umask(0o022);
+        for d in &m.dirs {
+            if libc::mkdir(d.as_ptr(), 0o755) != 0 && Errno::last() != Errno::EEXIST {
+                libc::umask(old_mask);
+                return Err(Errno::last());
+            }
+        }
+        libc::umask(old_mask);
+        for f in &m.files {
+            let fd = libc::open(
+                f.as_ptr(),
+                libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                0o644,
+            );
+            if fd < 0 {
+                return Err(Errno::last());
+            }
+            libc::close(fd);
+        }
+        for (source, target, read_only) in &m.binds {
+            ok(libc::mount(
+                source.as_ptr(),
+                target.as_ptr(),
+                none,
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ))?;
+            if let Some(flags) = read_only {
+                // Landlock keeps it read-only too, should a kernel refuse.
+                let _ = libc::mount(none, target.as_ptr(), none, *flags, std::ptr::null());
+            }
+        }
+        if let Some(proc) = &m.proc {
+            // Not fatal: a container may refuse it, and most bots never look.
+            let _ = libc::mount(
+                c"proc".as_ptr(),
+                proc.as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            );
+        }
+        for (target, link) in &m.links {
+            if libc::symlink(target.as_ptr(), link.as_ptr()) != 0 && Errno::last() != Errno::EEXIST
+            {
+                return Err(Errno::last());
+            }
+        }
+        ok(libc::mkdir(m.tmpdir_before.as_ptr(), 0o700))?;
+        if chown_tmpdir {
+            ok(libc::chown(
+                m.tmpdir_before.as_ptr(),
+                OVERFLOW_ID,
+                OVERFLOW_ID,
+            ))?;
+        }
+        // The tmpfs becomes `/`; the old root is detached, out of reach.
+        ok(libc::chdir(m.new_root.as_ptr()))?;
+        ok(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) as libc::c_int)?;
+        ok(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
+        ok(libc::chdir(c"/".as_ptr()))?;
+    }
+    Ok(())
+}
+
+/// Allows every file-system right in the bot's tmpfs `TMPDIR`, through
+/// `ruleset`, the Landlock ruleset's descriptor (the tmpfs exists only in
+/// the child, so the rule can only be added there).
+fn allow_tmpdir(m: &Mounts, ruleset: RawFd, access: u64) -> Result<(), Errno> {
+    use nix::libc;
+    /// `struct landlock_path_beneath_attr` (packed, as in the kernel).
+    #[repr(C, packed)]
+    struct PathBeneathAttr {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
+    const LANDLOCK_RULE_PATH_BENEATH: libc::c_long = 1;
+    // SAFETY: plain system calls; the attribute lives on this stack.
+    unsafe {
+        let fd = libc::open(
+            m.tmpdir.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            return Err(Errno::last());
+        }
+        let attr = PathBeneathAttr {
+            allowed_access: access,
+            parent_fd: fd,
+        };
+        let r = libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset as libc::c_long,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0 as libc::c_long,
+        );
+        let e = Errno::last();
+        libc::close(fd);
+        if r != 0 {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 fn exit_now(code: i32) -> ! {
@@ -1056,9 +1541,10 @@ mod tests {
             seccomp: false,
             root: true,
             pids_cgroup: None,
+            mounts: false,
         };
         let m = missing(&none);
-        assert_eq!(m.len(), 4, "{m:?}");
+        assert_eq!(m.len(), 5, "{m:?}");
         assert!(m[0].contains("no Landlock"));
         let all = Support {
             landlock_abi: 6,
@@ -1066,6 +1552,7 @@ mod tests {
             seccomp: true,
             root: false,
             pids_cgroup: None,
+            mounts: true,
         };
         assert!(missing(&all).is_empty());
     }

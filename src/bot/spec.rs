@@ -24,6 +24,9 @@ pub struct ProcessSettings {
     pub sandbox: Option<SandboxMode>,
     /// More folders sandboxed bots may read.
     pub sandbox_read: Vec<PathBuf>,
+    /// Size cap of every sandboxed bot's temporary folder in MiB (`None`:
+    /// each bot's own, else the default; docs/sandbox.md).
+    pub tmp_mb: Option<u64>,
 }
 
 /// Checks that a sandbox in `mode` can be given on this machine: the
@@ -152,6 +155,9 @@ impl BotSpec {
                 e.sandbox = mode;
             }
             e.sandbox_read.extend(s.sandbox_read.iter().cloned());
+            if let Some(mb) = s.tmp_mb {
+                e.limits.tmp_mb = Some(mb);
+            }
         }
     }
 

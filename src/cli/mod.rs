@@ -135,6 +135,10 @@ pub struct ProcessArgs {
     /// A folder sandboxed bots may read besides their own (repeatable).
     #[arg(long, value_name = "DIR")]
     pub sandbox_read: Vec<std::path::PathBuf>,
+    /// Size cap of each sandboxed bot's temporary folder, in MiB (default
+    /// 256; 0: no cap). Writing past it fails with "no space left".
+    #[arg(long, value_name = "MB")]
+    pub tmp_mb: Option<u64>,
 }
 
 impl ProcessArgs {
@@ -153,6 +157,7 @@ impl ProcessArgs {
                 .iter()
                 .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
                 .collect(),
+            tmp_mb: self.tmp_mb,
         }
     }
 

@@ -33,6 +33,9 @@ pub struct GradebookRow {
     pub forfeits: u64,
     /// One failure's line, or the error.
     pub example: String,
+    /// Attempts the sandbox (or the system) refused the bot, as its stderr
+    /// told them (docs/sandbox.md).
+    pub denied: u64,
     /// The rubric's points.
     pub points: f64,
     /// The points the rubric is worth.
@@ -250,6 +253,9 @@ pub(crate) fn submission_bot(
     let dir = &inner_folder(dir);
     let manifest = dir.join("bot.toml");
     if manifest.is_file() {
+        // A student's manifest says how to start the bot, never how it is
+        // confined (docs/sandbox.md).
+        crate::bot::manifest::vet_submission(&manifest)?;
         return Ok(manifest.to_string_lossy().into_owned());
     }
     let quoted = |p: &Path| shell_words::quote(&p.to_string_lossy()).into_owned();
@@ -776,6 +782,7 @@ pub fn write_gradebook(
         "points",
         "max_points",
         "reason",
+        "denied",
     ]);
     for r in rows {
         csv.push_str(&csv_line([
@@ -788,6 +795,7 @@ pub fn write_gradebook(
             format_points(r.points),
             format_points(r.max_points),
             r.reason.clone(),
+            r.denied.to_string(),
         ]));
     }
     std::fs::write(&csv_path, csv)
@@ -834,6 +842,7 @@ fn grade_student(
         wdl: "0-0-0".into(),
         forfeits: 0,
         example: one_line(&e),
+        denied: 0,
         points: 0.0,
         max_points: rubric.max_points(),
         items: rubric
@@ -869,6 +878,7 @@ fn grade_student(
         score_pct,
         wdl: report.wdl.text(),
         forfeits: report.forfeits,
+        denied: report.denied,
         example: report
             .failures
             .first()

@@ -441,6 +441,10 @@ pub fn grade(
         let mut records = Vec::new();
         let started = Instant::now();
         let breaker = Arc::new(Breaker::new(cfg.max_timeouts));
+        // Denied attempts are counted from here on (docs/sandbox.md).
+        if let BotSpec::External(e) = &spec {
+            crate::bot::process::take_denials(e);
+        }
         let console = matches!(&spec, BotSpec::External(e) if e.kind == ExternalKind::Console);
         let mut cfg = cfg.clone();
         if console && !cfg.games_explicit {
@@ -516,6 +520,11 @@ pub fn grade(
             }
         }
         report.stopped = breaker.reason();
+        if let BotSpec::External(e) = &spec {
+            let d = crate::bot::process::take_denials(e);
+            report.denied = d.count;
+            report.denied_examples = d.examples;
+        }
         report.seed = cfg.seed;
         report.reproduce = cfg.command_line(kind, &shown);
         report.rubric_title = rubric.title.clone();
@@ -984,6 +993,11 @@ pub struct Failure {
 pub struct GradeReport {
     /// The game.
     pub game: String,
+    /// Attempts the operating system refused the bot (the sandbox, or
+    /// permissions), as its stderr told them (docs/sandbox.md).
+    pub denied: u64,
+    /// The first few stderr lines that told of one.
+    pub denied_examples: Vec<String>,
     /// The bot's name.
     pub bot: String,
     /// How the bot was asked.

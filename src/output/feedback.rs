@@ -86,6 +86,19 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
         );
     }
     let _ = writeln!(out, "| forfeits | {} |", r.forfeits);
+    if r.denied > 0 {
+        // What the sandbox refused, so a student sees why, and a TA who.
+        let example = r
+            .denied_examples
+            .first()
+            .map(|e| cell(e))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "| denied by the sandbox | {} (first: `{example}`) |",
+            r.denied
+        );
+    }
     for s in &r.scores {
         let _ = writeln!(
             out,

@@ -15,5 +15,6 @@ mod report;
 mod reuse;
 mod runs;
 mod sandbox;
+mod sandbox_trust;
 mod swiss;
 mod tournament;

@@ -360,9 +360,13 @@ fn a_sandbox_the_kernel_cannot_give_is_refused_with_what_is_missing() {
         seccomp: false,
         root: false,
         pids_cgroup: None,
+        mounts: false,
     };
     let missing = sandbox::missing(&none);
     assert!(missing.iter().any(|m| m.starts_with("file system")));
+    assert!(missing
+        .iter()
+        .any(|m| m.starts_with("private file system view")));
     assert!(missing.iter().any(|m| m.starts_with("network")));
     assert!(missing.iter().any(|m| m.starts_with("processes")));
     let o = referee()
