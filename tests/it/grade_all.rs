@@ -63,6 +63,9 @@ fn grade_all_resumes_without_regrading_and_never_overwrites_unless_told() {
             "2",
             "--rubric",
             rubric.to_str().unwrap(),
+            // Protocol bots graded by the assignment's console rubric.
+            "--form",
+            "protocol",
             class.to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
@@ -159,6 +162,8 @@ fn grade_all_shows_games_played_before_the_first_student_is_done() {
         "1",
         "--games",
         "4",
+        // The bot loses: play every game all the same.
+        "--keep-going",
         "--jobs",
         "1",
         "--time-ms",

@@ -182,6 +182,8 @@ fn a_bot_that_keeps_timing_out_is_stopped_after_k_games() {
         "100",
         "--max-timeouts",
         "2",
+        // Past the first failing game (where grading stops by default).
+        "--keep-going",
         "--json",
     ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -201,6 +203,34 @@ fn a_bot_that_keeps_timing_out_is_stopped_after_k_games() {
         .filter(|f| f["reason"].as_str().unwrap().contains("not played"))
         .count();
     assert_eq!(unplayed, 8, "{r}");
+}
+
+#[test]
+fn grading_stops_at_the_first_failing_game_whatever_the_jobs() {
+    // greedy tic-tac-toe loses some games to the grading opponent: the
+    // games played are those up to the first lost one in the schedule's
+    // order, the same with 1 and 2 jobs.
+    let games = |jobs: &str| {
+        let o = run(&[
+            "grade",
+            "tictactoe",
+            "greedy",
+            "--games",
+            "60",
+            "--jobs",
+            jobs,
+            "--json",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v["passed"], false, "{v}");
+        (
+            v["games"].as_u64().unwrap(),
+            v["failures"][0]["moves"].clone(),
+        )
+    };
+    let one = games("1");
+    assert!(one.0 < 120, "stopped early: {one:?}");
+    assert_eq!(one, games("2"));
 }
 
 #[test]
@@ -227,15 +257,29 @@ fn grade_all_checks_out_before_the_first_game() {
     assert!(!err.contains("graded alice"), "{err}");
 }
 
+/// The assignment's console AI (tests/fixtures/console/student_ai.py) with
+/// `flags` baked in, as a student would submit it: one file, no arguments.
+fn student_program(flags: &[&str]) -> String {
+    let source = std::fs::read_to_string(root().join("tests/fixtures/console/student_ai.py"))
+        .expect("the fixture");
+    let list: Vec<String> = flags.iter().map(|f| format!("{f:?}")).collect();
+    source.replacen(
+        "FLAGS = sys.argv[1:]",
+        &format!("FLAGS = [{}]", list.join(", ")),
+        1,
+    )
+}
+
 #[test]
 fn grade_all_writes_feedback_gradescope_and_lms_files_for_every_student() {
     let tmp = tempfile::tempdir().unwrap();
     let class = tmp.path().join("class");
-    let good = std::fs::read_to_string(root().join(GOOD_NOTAKTO)).unwrap();
-    write(&class.join("alice/bot.py"), &good);
-    write(&class.join("bob/bot.py"), "def f(:\n");
+    // The assignment's programs as they are: any file name, no bot.toml.
+    write(&class.join("alice/notakto.py"), &student_program(&[]));
+    write(&class.join("bob/assignment2.py"), "def f(:\n");
     std::fs::create_dir_all(class.join("carol")).unwrap();
-    write(&class.join("dave/bot.py"), "");
+    write(&class.join("dave/main.py"), "");
+    write(&class.join("dave/helper.py"), "X = 1\n");
     let rubric = root().join("rubrics/notakto-assignment.toml");
     let out_dir = tmp.path().join("grades");
     let res = run(&[
@@ -263,7 +307,7 @@ fn grade_all_writes_feedback_gradescope_and_lms_files_for_every_student() {
     let book = read_json(&out_dir.join("gradebook.json"));
     let rows = book.as_array().unwrap();
     let row = |name: &str| rows.iter().find(|r| r["student"] == name).unwrap();
-    assert_eq!(row("alice")["points"], 25.0);
+    assert_eq!(row("alice")["points"], 25.0, "{book}");
     assert_eq!(row("bob")["verdict"], "fail");
     assert!(
         row("bob")["reason"]
@@ -273,17 +317,20 @@ fn grade_all_writes_feedback_gradescope_and_lms_files_for_every_student() {
         "{book}"
     );
     assert_eq!(row("carol")["verdict"], "error");
-    assert!(row("carol")["reason"]
-        .as_str()
-        .unwrap()
-        .contains("no bot.toml"));
+    assert!(
+        row("carol")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no Python program"),
+        "{book}"
+    );
     assert_eq!(row("dave")["points"], 0.0);
     // The LMS file: a column per rubric item.
     let lms = std::fs::read_to_string(out_dir.join("grades.csv")).unwrap();
     let mut lines = lms.lines();
     let header = lines.next().unwrap();
     assert!(header.starts_with("student,total,wins every game"), "{lms}");
-    assert_eq!(lines.next().unwrap(), "alice,25,25,0,0");
+    assert_eq!(lines.next().unwrap(), "alice,25,25,0,0,0");
     assert_eq!(lms.lines().count(), 5);
     // Feedback and results.json for every student, the broken ones too.
     for s in ["alice", "bob", "carol", "dave"] {
@@ -294,18 +341,23 @@ fn grade_all_writes_feedback_gradescope_and_lms_files_for_every_student() {
     }
     let carol = read_json(&out_dir.join("gradescope/carol/results.json"));
     assert_eq!(carol["score"], 0.0);
-    assert!(carol["output"].as_str().unwrap().contains("no bot.toml"));
+    assert!(carol["output"]
+        .as_str()
+        .unwrap()
+        .contains("no Python program"));
     let alice = std::fs::read_to_string(out_dir.join("feedback/alice.md")).unwrap();
     assert!(alice.contains("PASS: 25 / 25 points"), "{alice}");
+    assert!(alice.contains("match byte for byte"), "{alice}");
 }
 
 #[test]
 fn gradescope_run_autograder_grades_a_fake_tree() {
     let tmp = tempfile::tempdir().unwrap();
     let ag = tmp.path();
+    // The assignment's program, named as the student likes.
     write(
-        &ag.join("submission/bot.py"),
-        &std::fs::read_to_string(root().join(GOOD_NOTAKTO)).unwrap(),
+        &ag.join("submission/my_notakto_ai.py"),
+        &student_program(&["--trailing-space"]),
     );
     std::fs::create_dir_all(ag.join("source")).unwrap();
     let status = std::process::Command::new("bash")
@@ -319,12 +371,15 @@ fn gradescope_run_autograder_grades_a_fake_tree() {
         .expect("bash runs");
     assert!(status.status.success(), "{}", stderr(&status));
     let r = read_json(&ag.join("results/results.json"));
+    // The play earns the points; the trailing spaces are the format item's.
     assert_eq!(r["score"], 25.0, "{r}");
     assert_eq!(r["tests"][0]["status"], "passed");
-    assert!(ag.join("results/feedback.md").is_file());
-    // A submission without a bot: 0 points and the reason, not an empty
-    // result.
-    std::fs::remove_file(ag.join("submission/bot.py")).unwrap();
+    assert_eq!(r["tests"][1]["status"], "failed", "{r}");
+    let md = std::fs::read_to_string(ag.join("results/feedback.md")).unwrap();
+    assert!(md.contains("·"), "the trailing space is shown: {md}");
+    // A submission without a program: 0 points and the reason, not an
+    // empty result.
+    std::fs::remove_file(ag.join("submission/my_notakto_ai.py")).unwrap();
     let status = std::process::Command::new("bash")
         .arg(root().join("gradescope/run_autograder"))
         .env("AUTOGRADER_ROOT", ag)
@@ -336,7 +391,10 @@ fn gradescope_run_autograder_grades_a_fake_tree() {
     assert!(status.status.success());
     let r = read_json(&ag.join("results/results.json"));
     assert_eq!(r["score"], 0.0);
-    assert!(r["output"].as_str().unwrap().contains("no bot.toml"), "{r}");
+    assert!(
+        r["output"].as_str().unwrap().contains("no Python program"),
+        "{r}"
+    );
 }
 
 #[test]

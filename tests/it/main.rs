@@ -4,6 +4,7 @@
 mod cli;
 mod common;
 mod console;
+mod console_grading;
 mod external;
 mod grade;
 mod grade_all;
