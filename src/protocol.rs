@@ -331,18 +331,6 @@ impl Breach {
     }
 }
 
-/// The one rule: what a bot sent while its reply to `pos` was due becomes
-/// its move, or the breach that forfeits the game.
-///
-/// - a line in time that reads as a legal move is the move; a line that is
-///   not a move (or not UTF-8, or too long) is `malformed`, a move that is
-///   not legal `illegal`;
-/// - no complete line in time (or a line that arrived late) is `timeout`,
-///   on the first turn too (the record says the limit included the
-///   start-up allowance);
-/// - end of file (or a turn line that cannot be sent to a dead process) is
-///   `startup` before the bot's first reply and `crash` after it;
-/// - output when no reply was due is `malformed`.
 /// A hint for output that looks like the course assignment's console game
 /// (a board header of board letters, a row of cells, a `Player N: `
 /// prompt) from a bot run as a protocol bot: it is a console program.
@@ -368,6 +356,18 @@ pub(crate) fn console_hint(text: &str) -> &'static str {
     }
 }
 
+/// The one rule: what a bot sent while its reply to `pos` was due becomes
+/// its move, or the breach that forfeits the game.
+///
+/// - a line in time that reads as a legal move is the move; a line that is
+///   not a move (or not UTF-8, or too long) is `malformed`, a move that is
+///   not legal `illegal`;
+/// - no complete line in time (or a line that arrived late) is `timeout`,
+///   on the first turn too (the record says the limit included the
+///   start-up allowance);
+/// - end of file (or a turn line that cannot be sent to a dead process) is
+///   `startup` before the bot's first reply and `crash` after it;
+/// - output when no reply was due is `malformed`.
 pub(crate) fn judge_reply<G: Game>(
     heard: Heard,
     pos: &G,

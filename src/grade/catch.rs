@@ -31,7 +31,7 @@ pub type Flaw = HashSet<String>;
 fn flawed_move(pos: &Notakto, flaw: &Flaw) -> Option<<Notakto as Game>::Move> {
     let moves = pos.legal_moves();
     let loses = |m: &<Notakto as Game>::Move| {
-        let mut n = pos.clone();
+        let mut n = *pos;
         n.play_unchecked(*m);
         match n.outcome() {
             Some(o) => super::outcome_value(o, pos.to_move()) < 0,
@@ -142,7 +142,7 @@ pub fn flaws(boards: u8, n: usize, lo: f64, hi: f64, seed: u64) -> Vec<(Flaw, f6
                 continue;
             }
             let wins = (0..64)
-                .filter(|_| random_finish(pos.clone(), &one, &mut rng))
+                .filter(|_| random_finish(pos, &one, &mut rng))
                 .count();
             conv.insert(p.as_str(), wins as f64 / 64.0);
         }
@@ -299,7 +299,7 @@ mod tests {
             .expect("a position with a losing move");
         let flaw: Flaw = [p.clone()].into();
         let pos: Notakto = p.parse().unwrap();
-        let mut after = pos.clone();
+        let mut after = pos;
         after.play_unchecked(flawed_move(&pos, &flaw).unwrap());
         assert!(after.solve() > 0, "the flawed move hands the win over");
         // The grading opponent finds the hole; a random human converts only

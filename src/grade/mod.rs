@@ -388,9 +388,7 @@ fn bot_text(bot: &str, cfg: &GradeConfig) -> anyhow::Result<(String, String)> {
     } else if cfg.form() == rubric::Form::Console
         && !bot.trim_start().starts_with("console:")
         && !bot.trim().ends_with(".toml")
-        && BuiltinSpec::parse(bot)
-            .name
-            .contains(|c: char| c == ' ' || c == '/' || c == '.')
+        && BuiltinSpec::parse(bot).name.contains([' ', '/', '.'])
     {
         // A command line graded in the console form.
         Ok((format!("console:{bot}"), bot.to_string()))

@@ -272,7 +272,7 @@ mod tests {
         let cands = candidates(&pos);
         let mover = pos.to_move();
         for &m in &cands {
-            let mut n = pos.clone();
+            let mut n = pos;
             n.play_unchecked(m);
             assert!(
                 !matches!(n.outcome(), Some(Outcome::Win(w)) if w != mover),
