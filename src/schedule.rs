@@ -65,6 +65,9 @@ pub struct Schedule {
     pub games_per_pairing: u64,
     /// The tournament seed.
     pub seed: u64,
+    /// Whether each pair's first bot is always player 1 (a console program
+    /// plays only the seat its assignment gives it); else seats alternate.
+    pub fixed_seats: bool,
 }
 
 impl Schedule {
@@ -91,6 +94,7 @@ impl Schedule {
             pairs,
             games_per_pairing,
             seed,
+            fixed_seats: false,
         }
     }
 
@@ -126,7 +130,12 @@ impl Schedule {
     pub(crate) fn pairing(&self, id: u64) -> Pairing {
         let n = self.pairs.len() as u64;
         let couple = id / 2;
-        paired_game(self.seed, id, self.pairs[(couple % n) as usize], couple / n)
+        let pair = self.pairs[(couple % n) as usize];
+        let mut p = paired_game(self.seed, id, pair, couple / n);
+        if self.fixed_seats {
+            p.players = pair;
+        }
+        p
     }
 
     /// The ids of shard `k` of `n` (1-based `k`): a contiguous block of
@@ -154,6 +163,19 @@ pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fixed_seats_keep_each_pairs_first_bot_as_player_one() {
+        let mut s = Schedule::new(3, Format::Gauntlet(vec![0]), 4, 9);
+        s.fixed_seats = true;
+        let games: Vec<Pairing> = s.pairings().collect();
+        assert_eq!(games.len(), 8);
+        assert!(games.iter().all(|p| p.players[0] == 0), "{games:?}");
+        // The seeds are those of the alternating schedule.
+        let alt = Schedule::new(3, Format::Gauntlet(vec![0]), 4, 9);
+        let seeds: Vec<u64> = alt.pairings().map(|p| p.seed).collect();
+        assert_eq!(games.iter().map(|p| p.seed).collect::<Vec<_>>(), seeds);
+    }
 
     #[test]
     fn round_robin_covers_every_pair_with_seats_swapped() {

@@ -9,9 +9,10 @@ use anyhow::Context;
 use serde::Serialize;
 
 use super::class::{student_name, submission_bot};
+use super::rubric::Form;
 use super::GradeConfig;
 use crate::bot::{BotSpec, BuiltinBots};
-use crate::game::GameKind;
+use crate::game::{GameKind, Seat};
 use crate::output::feedback::LeaderboardEntry;
 use crate::output::Observer;
 use crate::runner::{Entrant, RunConfig};
@@ -92,17 +93,69 @@ pub fn check(
     cfg: &GradeConfig,
     league: &LeagueConfig,
 ) -> anyhow::Result<()> {
-    crate::with_game!(kind, G => {
+    let seat = crate::with_game!(kind, G => {
         for b in &league.builtins {
             BotSpec::resolve::<G>(b).with_context(|| format!("--builtins: '{b}'"))?;
         }
+        console_seat::<G>(cfg)?
     });
-    plan(students + league.builtins.len(), cfg, league)
-        .map(|_| ())
-        .map_err(|e| anyhow::anyhow!("class tournament: {e}"))
+    plan(
+        students,
+        students + league.builtins.len(),
+        seat,
+        cfg,
+        league,
+    )
+    .map(|_| ())
+    .map_err(|e| anyhow::anyhow!("class tournament: {e}"))
 }
 
-fn plan(bots: usize, cfg: &GradeConfig, league: &LeagueConfig) -> Result<Plan, String> {
+/// The seat console-form submissions play (the one their assignment gives
+/// them, the graded seat), or `None` for protocol bots, which play both.
+fn console_seat<G: BuiltinBots>(cfg: &GradeConfig) -> anyhow::Result<Option<Seat>> {
+    if cfg.form() != Form::Console {
+        return Ok(None);
+    }
+    match cfg.seats_for::<G>().as_slice() {
+        [seat] => Ok(Some(*seat)),
+        _ => anyhow::bail!(
+            "class tournament: console programs play one seat (the assignment's); grade with \
+             --seat 1 or --seat 2"
+        ),
+    }
+}
+
+/// The class tournament's plan: `bots` bots, the first `students` of them
+/// students. Console programs can only play their assignment's seat
+/// (`seat`), so two of them cannot meet: their tournament is a gauntlet,
+/// each student against the built-ins, always in that seat.
+fn plan(
+    students: usize,
+    bots: usize,
+    seat: Option<Seat>,
+    cfg: &GradeConfig,
+    league: &LeagueConfig,
+) -> Result<Plan, String> {
+    if let Some(seat) = seat {
+        if league.swiss.is_some() {
+            return Err(
+                "console programs play only their assignment's seat, so they cannot meet each \
+                 other: their class tournament is each student against the built-ins (drop \
+                 --swiss)"
+                    .into(),
+            );
+        }
+        if students == 0 || students == bots {
+            return Err("console programs need built-ins to play against (--builtins)".into());
+        }
+        return Plan::seated_gauntlet(
+            bots,
+            (0..students).collect(),
+            seat,
+            league.games_per_pairing,
+            cfg.seed,
+        );
+    }
     match league.swiss {
         None => Plan::round_robin(bots, league.games_per_pairing, cfg.seed),
         Some(rounds) => Plan::swiss(
@@ -153,8 +206,9 @@ fn play<G: BuiltinBots>(
             entrants.len()
         );
     }
-    let plan =
-        plan(entrants.len(), cfg, league).map_err(|e| anyhow::anyhow!("class tournament: {e}"))?;
+    let seat = console_seat::<G>(cfg)?;
+    let plan = plan(students_in, entrants.len(), seat, cfg, league)
+        .map_err(|e| anyhow::anyhow!("class tournament: {e}"))?;
     let run_cfg = RunConfig {
         options: cfg.options,
         time: cfg.time,

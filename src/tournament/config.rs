@@ -203,6 +203,28 @@ impl Plan {
         ))
     }
 
+    /// A gauntlet whose `challengers` always play `seat` (console programs,
+    /// which play only the seat their assignment gives them): every game of
+    /// a pair has the same seats.
+    pub fn seated_gauntlet(
+        bots: usize,
+        challengers: Vec<usize>,
+        seat: crate::game::Seat,
+        games_per_pairing: u64,
+        seed: u64,
+    ) -> Result<Plan, String> {
+        let mut plan = Plan::gauntlet(bots, challengers, games_per_pairing, seed)?;
+        if let Plan::Fixed { schedule, .. } = &mut plan {
+            schedule.fixed_seats = true;
+            if seat == crate::game::Seat::Two {
+                for p in &mut schedule.pairs {
+                    p.swap(0, 1);
+                }
+            }
+        }
+        Ok(plan)
+    }
+
     /// A Swiss tournament of `bots` bots: `rounds` rounds (`None`: the
     /// default, ⌈log2(bots)⌉ + 2), each pairing playing `games_per_pairing`
     /// games (docs/tournaments.md, "Swiss system").

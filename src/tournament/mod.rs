@@ -233,6 +233,9 @@ fn code_config(
                 .map(|p| toml::Value::Array(p.iter().map(|&i| int(i as u64)).collect()))
                 .collect();
             t.insert("pairs".into(), toml::Value::Array(pairs));
+            if s.fixed_seats {
+                t.insert("fixed_seats".into(), true.into());
+            }
         }
         Plan::Swiss(s) => {
             t.insert("format".into(), "swiss".into());

@@ -295,3 +295,77 @@ fn part_one_is_graded_on_transcripts_with_whitespace_apart() {
     assert_eq!(v["transcripts"]["whitespace_only"], 50, "{v}");
     assert_eq!(v["points"], 0.0);
 }
+
+#[test]
+fn a_console_class_tournament_plays_each_student_in_the_assignments_seat() {
+    let tmp = tempfile::tempdir().unwrap();
+    let class = tmp.path().join("class");
+    let src = std::fs::read_to_string(root().join("tests/fixtures/console/student_ai.py")).unwrap();
+    for (name, flags) in [("alice", "[]"), ("bob", "['--flaw-random']")] {
+        let dir = class.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = src.replacen("FLAGS = sys.argv[1:]", &format!("FLAGS = {flags}"), 1);
+        std::fs::write(dir.join("notakto.py"), text).unwrap();
+    }
+    let rubric = root().join("rubrics/notakto-assignment.toml");
+    let out = tmp.path().join("out");
+    let o = run(&[
+        "grade-all",
+        "notakto",
+        "--seat",
+        "1",
+        "--time-ms",
+        "1000",
+        "--games",
+        "2",
+        "--rubric",
+        rubric.to_str().unwrap(),
+        "--tournament",
+        "--builtins",
+        "random,optimal",
+        class.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let games = std::fs::read_to_string(out.join("tournament/games.jsonl")).unwrap();
+    let mut n = 0;
+    for line in games.lines().filter(|l| l.starts_with('{')) {
+        let g: serde_json::Value = serde_json::from_str(line).unwrap();
+        let players = &g["players"];
+        // A student is always player 1; the built-ins are player 2; no two
+        // students meet.
+        assert!(
+            ["alice", "bob"].contains(&players[0].as_str().unwrap()),
+            "{g}"
+        );
+        assert!(
+            ["random", "optimal"].contains(&players[1].as_str().unwrap()),
+            "{g}"
+        );
+        if players[0] == "alice" {
+            assert!(g["forfeit"].is_null(), "a perfect program: {g}");
+            assert_eq!(g["winner"], 1, "{g}");
+        }
+        n += 1;
+    }
+    // Two students, two built-ins, 2 games a pairing.
+    assert_eq!(n, 8, "{games}");
+    // A Swiss tournament cannot seat them: refused before any grading.
+    let o = run(&[
+        "grade-all",
+        "notakto",
+        "--seat",
+        "1",
+        "--rubric",
+        rubric.to_str().unwrap(),
+        "--tournament",
+        "--swiss",
+        "3",
+        class.to_str().unwrap(),
+        "--out",
+        tmp.path().join("out2").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("drop --swiss"), "{}", stderr(&o));
+}
