@@ -56,9 +56,11 @@ fn play(
     spec.sandbox = mode;
     spec.limits.memory_mb = Some(memory_mb);
     spec.limits.processes = Some(processes);
+    // Wide: the attacks (a fork bomb, a memory grab) are slow on a loaded
+    // 2-core machine, and only a hang would reach these limits.
     let time = TimeControl {
-        move_ms: 5000,
-        startup_ms: 5000,
+        move_ms: 30_000,
+        startup_ms: 30_000,
     };
     let mut me = ExternalBot::<TicTacToe>::new(spec, time, 1);
     let mut other = BuiltinSpec::parse("random").make::<TicTacToe>(1).unwrap();
