@@ -802,23 +802,7 @@ fn grade_solved<G: Solved>(
         }
         if let Some(note) = fallback {
             records.clear();
-            let sampled = SampledConfig {
-                options,
-                seats: seats.clone(),
-                games: cfg.games,
-                time: cfg.time,
-                seed: cfg.seed,
-                jobs: cfg.jobs,
-                breaker: breaker.clone(),
-                settle: (!cfg.keep_going)
-                    .then(|| [Seat::One, Seat::Two].map(|s| G::requirement(&options, s))),
-            };
-            let optimal = grading_opponent::<G>(&sampled, opponent::PRESSURE);
-            observer.begin("games", Some(cfg.games * sampled.seats.len() as u64), 0);
-            let played = play_games::<G>(spec, STUDENT, &optimal, "optimal", &sampled, |_| {
-                observer.advance(1)
-            });
-            observer.end();
+            let played = games_vs_grading_opponent::<G>(spec, cfg, seats, breaker, observer);
             let mut sampled_report = GradeReport {
                 mode: GradeMode::Sampled,
                 note,
@@ -874,27 +858,42 @@ fn grade_solved<G: Solved>(
         report.accuracy = (won > 0).then(|| kept as f64 / won as f64);
         report.passed = report.failures.is_empty();
     } else {
-        let sampled = SampledConfig {
-            options,
-            seats,
-            games: cfg.games,
-            time: cfg.time,
-            seed: cfg.seed,
-            jobs: cfg.jobs,
-            breaker: breaker.clone(),
-            settle: (!cfg.keep_going)
-                .then(|| [Seat::One, Seat::Two].map(|s| G::requirement(&options, s))),
-        };
-        let optimal = grading_opponent::<G>(&sampled, opponent::PRESSURE);
-        observer.begin("games", Some(cfg.games * sampled.seats.len() as u64), 0);
-        let played = play_games::<G>(spec, STUDENT, &optimal, "optimal", &sampled, |_| {
-            observer.advance(1)
-        });
-        observer.end();
+        let played = games_vs_grading_opponent::<G>(spec, cfg, seats, breaker, observer);
         judge_sampled::<G>(&played, STUDENT, &options, &mut report);
         records.extend(played);
     }
     Ok(report)
+}
+
+/// The sampled games of a solved game: `cfg.games` per seat against the
+/// grading opponent, stopping at the first failing game unless
+/// `--keep-going`.
+fn games_vs_grading_opponent<G: Solved>(
+    spec: &BotSpec,
+    cfg: &GradeConfig,
+    seats: Vec<Seat>,
+    breaker: &Arc<Breaker>,
+    observer: &dyn Observer,
+) -> Vec<GameRecord> {
+    let options = cfg.options;
+    let sampled = SampledConfig {
+        options,
+        seats,
+        games: cfg.games,
+        time: cfg.time,
+        seed: cfg.seed,
+        jobs: cfg.jobs,
+        breaker: breaker.clone(),
+        settle: (!cfg.keep_going)
+            .then(|| [Seat::One, Seat::Two].map(|s| G::requirement(&options, s))),
+    };
+    let optimal = grading_opponent::<G>(&sampled, opponent::PRESSURE);
+    observer.begin("games", Some(cfg.games * sampled.seats.len() as u64), 0);
+    let played = play_games::<G>(spec, STUDENT, &optimal, "optimal", &sampled, |_| {
+        observer.advance(1)
+    });
+    observer.end();
+    played
 }
 
 /// Grades a UTTT bot by its score against `random`, `greedy` and
