@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod console;
 mod console_grading;
+mod docs;
 mod external;
 mod grade;
 mod grade_all;
