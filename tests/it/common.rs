@@ -38,6 +38,16 @@ pub fn run(args: &[&str]) -> Output {
     run_with_input(args, "")
 }
 
+/// Says on stderr that a test skips `what` because this machine lacks
+/// something; with `REFEREE_REQUIRE_ALL=1` (which `.ci/run` sets where it has
+/// installed what every test needs) the test fails instead.
+pub fn skipped(what: &str) {
+    if std::env::var("REFEREE_REQUIRE_ALL").is_ok_and(|v| v == "1") {
+        panic!("{what} (REFEREE_REQUIRE_ALL=1: nothing may be skipped)");
+    }
+    eprintln!("SKIPPED: {what}");
+}
+
 /// Standard output as text.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

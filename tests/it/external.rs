@@ -150,10 +150,12 @@ fn assert_forfeit(p: &Played, reason: ForfeitReason, move_number: usize) -> &For
     f
 }
 
-/// The wide-margin timing assert: the game never waits more than 100 ms
-/// past a bot's limit.
+/// The wide-margin timing assert: the game never waits more than 400 ms
+/// past a bot's limit (a loaded 2-core machine can delay the kill and the
+/// clean-up by tens of milliseconds; the slow fixture answers 500 ms past
+/// its limit, so waiting for it would still fail).
 fn assert_within(p: &Played, limit_ms: u64) {
-    let cap = Duration::from_millis(limit_ms + 100);
+    let cap = Duration::from_millis(limit_ms + 400);
     assert!(
         p.last > Duration::ZERO && p.last <= cap,
         "the forfeited move took {:?} (> {cap:?})",
@@ -436,7 +438,9 @@ fn build_c_bot(dir: &Path) -> Option<PathBuf> {
         Ok(s) if s.success() => Some(exe),
         Ok(s) => panic!("compiling bots/c/random_bot.c failed: {s}"),
         Err(e) => {
-            eprintln!("SKIPPED: the C example bot needs a C compiler ('{cc}': {e})");
+            crate::common::skipped(&format!(
+                "the C example bot needs a C compiler ('{cc}': {e})"
+            ));
             None
         }
     }
@@ -459,15 +463,9 @@ fn check_passes(game: &str, bot: &str) {
     assert!(text.contains("move time: min"), "{text}");
 }
 
-/// Runs `referee check` on `bot` for every game; a game that this build does
-/// not have yet is skipped with a message.
+/// Runs `referee check` on `bot` for every game.
 fn check_passes_all_games(bot: &str) {
     for game in ["tictactoe", "notakto", "uttt"] {
-        let probe = referee().args(["judge", game, ""]).output().unwrap();
-        if String::from_utf8_lossy(&probe.stderr).contains("not available yet") {
-            eprintln!("SKIPPED: check of {bot} for {game}: {game} is not in this build");
-            continue;
-        }
         check_passes(game, bot);
     }
 }

@@ -283,7 +283,7 @@ fn grade_all_on_a_terminal_shows_games_played_in_its_bar() {
         .output()
         .is_err()
     {
-        eprintln!("skipped: `script` (util-linux), which gives referee a terminal, is missing");
+        crate::common::skipped("`script` (util-linux), which gives referee a terminal, is missing");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -123,9 +123,9 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
     }
 
     let Some(browser) = chromium() else {
-        eprintln!(
-            "SKIPPED the browser half of report_opens_in_chromium...: /usr/bin/chromium is not \
-             installed (apt-get install -y chromium; .ci/run installs it)"
+        crate::common::skipped(
+            "the browser half of report_opens_in_chromium...: /usr/bin/chromium is not \
+             installed (apt-get install -y chromium; .ci/run installs it)",
         );
         return;
     };
@@ -292,9 +292,9 @@ fn a_report_of_30_bots_fits_wide_and_narrow_screens_and_replays_open_by_link() {
     assert!(html.contains("keeps no settings"));
 
     let Some(browser) = chromium() else {
-        eprintln!(
-            "SKIPPED the browser half of a_report_of_30_bots...: /usr/bin/chromium is not \
-             installed (apt-get install -y chromium; .ci/run installs it)"
+        crate::common::skipped(
+            "the browser half of a_report_of_30_bots...: /usr/bin/chromium is not \
+             installed (apt-get install -y chromium; .ci/run installs it)",
         );
         return;
     };

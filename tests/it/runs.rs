@@ -18,7 +18,7 @@ impl SmallDisk {
     /// `parent`, or says on stderr why it cannot and returns `None`.
     fn mount(parent: &Path, size: &str) -> Option<SmallDisk> {
         if !nix::unistd::Uid::effective().is_root() {
-            eprintln!("skipped: mounting a small tmpfs needs root");
+            crate::common::skipped("mounting a small tmpfs needs root");
             return None;
         }
         let dir = parent.join("disk");
@@ -30,14 +30,14 @@ impl SmallDisk {
         match out {
             Ok(o) if o.status.success() => Some(SmallDisk { dir }),
             Ok(o) => {
-                eprintln!(
-                    "skipped: cannot mount a tmpfs here: {}",
+                crate::common::skipped(&format!(
+                    "cannot mount a tmpfs here: {}",
                     String::from_utf8_lossy(&o.stderr).trim()
-                );
+                ));
                 None
             }
             Err(e) => {
-                eprintln!("skipped: cannot run mount: {e}");
+                crate::common::skipped(&format!("cannot run mount: {e}"));
                 None
             }
         }

@@ -21,7 +21,7 @@ use crate::common::{referee, root, run, stderr, stdout};
 fn full_sandbox() -> bool {
     let missing = sandbox::missing(sandbox::support());
     if !missing.is_empty() {
-        eprintln!("sandbox tests skipped here: {}", missing.join("; "));
+        crate::common::skipped(&format!("sandbox tests: {}", missing.join("; ")));
         let refused = sandbox::check(SandboxMode::On).unwrap_err();
         assert!(refused.contains("best-effort"), "{refused}");
     }
@@ -293,7 +293,7 @@ fn the_bundled_bots_play_unchanged_in_the_sandbox() {
         let o = run(&["check", "notakto", exe.to_str().unwrap(), "--sandbox"]);
         assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     } else {
-        eprintln!("no C compiler: the C bot is not checked in the sandbox");
+        crate::common::skipped("the C bot in the sandbox: no C compiler");
     }
     // A student's console program of the Notakto course assignment (its AI
     // plays first, as the assignment asks), graded in the sandbox.
@@ -440,7 +440,7 @@ fn cgroups_left_by_a_killed_referee_are_swept() {
         .as_ref()
         .and_then(|b| b.parent())
     else {
-        eprintln!("no pids cgroups for the sandbox here: nothing to sweep");
+        crate::common::skipped("sweeping pids cgroups: the sandbox has none here");
         return;
     };
     // A referee.PID folder whose process cannot exist (above any pid_max),
@@ -490,9 +490,13 @@ fn other_runtimes_play_in_the_sandbox() {
     let mut checked = Vec::new();
     if installed("node") {
         checked.push(format!("node {}", dir.join("bot.js").display()));
+    } else {
+        crate::common::skipped("the Node.js bot in the sandbox: node is not installed");
     }
     if installed("perl") {
         checked.push(format!("perl {}", dir.join("bot.pl").display()));
+    } else {
+        crate::common::skipped("the Perl bot in the sandbox: perl is not installed");
     }
     let compiled = installed("javac")
         && std::process::Command::new("javac")
@@ -502,9 +506,8 @@ fn other_runtimes_play_in_the_sandbox() {
             .is_ok_and(|s| s.success());
     if compiled && installed("java") {
         checked.push(format!("java -cp {} Bot", dir.display()));
-    }
-    if checked.is_empty() {
-        eprintln!("no Node, Perl or Java here: nothing to check");
+    } else {
+        crate::common::skipped("the Java bot in the sandbox: javac or java is not installed");
     }
     for bot in &checked {
         for sandbox in [&[][..], &["--sandbox"][..]] {

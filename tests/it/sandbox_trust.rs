@@ -25,7 +25,7 @@ use crate::common::{referee, root, run, stderr, stdout};
 fn full_sandbox() -> bool {
     let missing = sandbox::missing(sandbox::support());
     if !missing.is_empty() {
-        eprintln!("sandbox trust test skipped here: {}", missing.join("; "));
+        crate::common::skipped(&format!("sandbox trust test: {}", missing.join("; ")));
     }
     missing.is_empty()
 }
@@ -35,7 +35,7 @@ fn full_sandbox() -> bool {
 fn as_root(what: &str) -> bool {
     let root = nix::unistd::geteuid().is_root();
     if !root {
-        eprintln!("{what}: skipped, the tests do not run as root");
+        crate::common::skipped(&format!("{what}: the tests do not run as root"));
     }
     root
 }
