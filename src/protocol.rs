@@ -628,3 +628,110 @@ mod tests {
         assert_eq!(f.position, ".........");
     }
 }
+
+#[cfg(test)]
+mod props {
+    //! Property tests of what bots and clients send: no line makes the
+    //! readers or the reply classifier panic, and every line referee writes
+    //! reads back as itself.
+    use super::*;
+    use crate::game::{Notakto, TicTacToe, Uttt};
+    use proptest::prelude::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn heard() -> impl Strategy<Value = Heard> {
+        let bytes = prop::collection::vec(any::<u8>(), 0..64);
+        prop_oneof![
+            (bytes.clone(), 0u64..5_000_000)
+                .prop_map(|(b, us)| Heard::Line(b, Duration::from_micros(us))),
+            ("[ 0-9A-Za-z\r\t]{0,12}", 0u64..2_000_000)
+                .prop_map(|(s, us)| Heard::Line(s.into_bytes(), Duration::from_micros(us))),
+            bytes.clone().prop_map(Heard::TooLong),
+            bytes.clone().prop_map(Heard::Closed),
+            bytes.clone().prop_map(Heard::Deadline),
+            bytes.prop_map(Heard::Stray),
+        ]
+    }
+
+    /// A position of `G` after `plies` random moves.
+    fn position<G: Game>(seed: u64, plies: usize) -> G {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut pos = G::start(&Default::default());
+        for _ in 0..plies {
+            match pos.random_move(&mut rng) {
+                Some(mv) => pos.play_unchecked(mv),
+                None => break,
+            }
+        }
+        pos
+    }
+
+    /// Every reply is judged: a move that is legal, or a breach with a
+    /// reason; a line judged a move is one of the position's legal moves.
+    fn judged<G: Game>(h: Heard, pos: &G, first: bool) {
+        let allow = Allowance {
+            move_ms: 1000,
+            startup_ms: if first { 2000 } else { 0 },
+            replied_before: !first,
+        };
+        if let Ok(mv) = judge_reply(h, pos, &allow) {
+            assert!(pos.legal_moves().contains(&mv));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn every_reply_is_judged_without_panic(
+            h in heard(), seed in any::<u64>(), plies in 0usize..40, first in any::<bool>()
+        ) {
+            judged(h.clone_for_test(), &position::<TicTacToe>(seed, plies), first);
+            judged(h.clone_for_test(), &position::<Notakto>(seed, plies), first);
+            judged(h, &position::<Uttt>(seed, plies), first);
+        }
+
+        #[test]
+        fn no_line_makes_the_readers_panic(line in any::<String>()) {
+            let _ = line.parse::<Command<TicTacToe>>();
+            let _ = line.parse::<Command<Notakto>>();
+            let _ = line.parse::<Command<Uttt>>();
+            let _ = line.parse::<Begin>();
+            let _ = NameLine::parse(&line);
+            let _ = console_hint(&line);
+        }
+
+        #[test]
+        fn written_lines_read_back(
+            game in 0usize..3, seat in 1u8..=2, time_ms in any::<u64>(),
+            seed in proptest::option::of(any::<u64>()), pseed in any::<u64>(), plies in 0usize..60
+        ) {
+            let begin = Begin {
+                seed,
+                ..Begin::new(GameKind::ALL[game], Seat::from_number(seat).unwrap(), time_ms)
+            };
+            let line = Command::<Uttt>::Begin(begin).to_string();
+            prop_assert_eq!(line.parse::<Command<Uttt>>().unwrap(), Command::Begin(begin));
+            let pos = position::<Uttt>(pseed, plies);
+            let turn = Command::Turn(pos).to_string();
+            prop_assert_eq!(turn.parse::<Command<Uttt>>().unwrap(), Command::Turn(pos));
+            for r in [BotResult::Win, BotResult::Loss, BotResult::Draw] {
+                let end = Command::<Notakto>::End(r).to_string();
+                prop_assert_eq!(end.parse::<Command<Notakto>>().unwrap(), Command::End(r));
+            }
+        }
+    }
+
+    impl Heard {
+        /// A copy (the `Unsent` error, never generated here, is not Clone).
+        fn clone_for_test(&self) -> Heard {
+            match self {
+                Heard::Line(b, t) => Heard::Line(b.clone(), *t),
+                Heard::TooLong(b) => Heard::TooLong(b.clone()),
+                Heard::Closed(b) => Heard::Closed(b.clone()),
+                Heard::Deadline(b) => Heard::Deadline(b.clone()),
+                Heard::Stray(b) => Heard::Stray(b.clone()),
+                Heard::Unsent(e) => Heard::Unsent(std::io::Error::new(e.kind(), e.to_string())),
+            }
+        }
+    }
+}

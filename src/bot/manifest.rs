@@ -148,9 +148,15 @@ impl BotManifest {
                 None => format!("bot manifest {e:#}"),
             })
         })?;
-        toml::from_str(&text).map_err(|e| {
+        Self::parse(path, &text)
+    }
+
+    /// Reads a manifest's `text`; `path` names it in errors, with the line
+    /// and column.
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<BotManifest, BotError> {
+        toml::from_str(text).map_err(|e| {
             let (line, col) = match e.span() {
-                Some(span) => line_col(&text, span.start),
+                Some(span) => line_col(text, span.start),
                 None => (1, 1),
             };
             BotError(format!(
@@ -543,5 +549,48 @@ mod tests {
         let e = BotManifest::load(&p).unwrap_err().0;
         assert!(e.contains("bad.toml:3:3:"), "{e}");
         assert!(e.contains("colour"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod props {
+    //! Property tests of the manifest reader: no text makes it (or the
+    //! vetting of a student's manifest) panic, errors name the file, and a
+    //! manifest that reads becomes a spec or a clear error.
+    use super::*;
+    use proptest::prelude::*;
+
+    const GOOD: &str = "name = \"b\"\ncommand = \"python3 bot.py --x\"\n\
+        games = [\"tictactoe\"]\nreuse = true\nsandbox = \"best-effort\"\n\
+        [env]\nA = \"1\"\n";
+
+    fn check(text: &str) {
+        let path = Path::new("dir/bot.toml");
+        match BotManifest::parse(path, text) {
+            Ok(m) => {
+                let _ = m.into_spec(Path::new("dir"));
+            }
+            Err(e) => assert!(e.0.contains("bot.toml:"), "{}", e.0),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_is_read_or_refused(text in any::<String>()) {
+            check(&text);
+        }
+
+        #[test]
+        fn a_damaged_good_manifest_is_read_or_refused(
+            edits in prop::collection::vec((any::<prop::sample::Index>(), 0usize..4, "[\\[\\]=\"\n a-z0-9./-]{0,3}"), 1..6)
+        ) {
+            let mut text: Vec<char> = GOOD.chars().collect();
+            for (at, cut, insert) in edits {
+                let i = at.index(text.len() + 1);
+                let end = (i + cut).min(text.len());
+                text.splice(i..end, insert.chars());
+            }
+            check(&text.into_iter().collect::<String>());
+        }
     }
 }

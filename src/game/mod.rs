@@ -585,3 +585,78 @@ pub(crate) mod consistency {
         }
     }
 }
+
+#[cfg(test)]
+mod props {
+    //! Property tests of the position and move texts, which come from
+    //! untrusted bots, clients and files: no text makes a parser panic, and
+    //! every reachable position and legal move reads back as itself.
+    use super::*;
+    use proptest::prelude::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    /// The position after `plies` random moves from the start of `opts`.
+    fn reached<G: Game>(opts: &GameOptions, seed: u64, plies: usize) -> G {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut pos = G::start(opts);
+        for _ in 0..plies {
+            match pos.random_move(&mut rng) {
+                Some(mv) => pos.play_unchecked(mv),
+                None => break,
+            }
+        }
+        pos
+    }
+
+    fn round_trips<G: Game>(pos: &G) {
+        let text = pos.to_string();
+        let back: G = text.parse().expect("a position's own text reads back");
+        assert_eq!(back.to_string(), text);
+        assert_eq!(back.legal_moves().len(), pos.legal_moves().len(), "{text}");
+        for mv in pos.legal_moves() {
+            let mtext = mv.to_string();
+            assert_eq!(
+                G::parse_move(&mtext).ok(),
+                Some(mv),
+                "move '{mtext}' in {text}"
+            );
+        }
+    }
+
+    /// Text near the games' alphabets, so that parsers get past their first
+    /// checks, and any text at all.
+    fn texts() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[XO.=/0-9A-Z ]{0,100}",
+            "[X.]{9}(/[X.]{0,10}){0,4}",
+            "[XO.]{81}/[0-9]{1,2}/[.XO=]{0,10}",
+            any::<String>(),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn reachable_positions_and_moves_read_back(
+            seed in any::<u64>(), plies in 0usize..90, boards in 1u8..=26
+        ) {
+            let opts = GameOptions { boards };
+            round_trips(&reached::<TicTacToe>(&opts, seed, plies));
+            round_trips(&reached::<Notakto>(&opts, seed, plies));
+            round_trips(&reached::<Uttt>(&opts, seed, plies));
+        }
+
+        #[test]
+        fn no_text_makes_a_parser_panic(text in texts()) {
+            let _ = text.parse::<TicTacToe>();
+            let _ = text.parse::<Notakto>();
+            let _ = text.parse::<Uttt>();
+            let _ = TicTacToe::parse_move(&text);
+            let _ = Notakto::parse_move(&text);
+            let _ = Uttt::parse_move(&text);
+            let _ = TicTacToe::split_moves(&text);
+            let _ = Notakto::split_moves(&text);
+            let _ = Uttt::split_moves(&text);
+        }
+    }
+}

@@ -252,3 +252,79 @@ mod tests {
         assert!(matches!(r.read_line(Some(past)), Err(LineError::Timeout)));
     }
 }
+
+#[cfg(test)]
+mod props {
+    //! Property tests: whatever a client sends, in whatever chunks, the
+    //! reader returns exactly its complete lines, reports each over-long line
+    //! once, never holds more than the limit and two chunks, and never panics.
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What the reader must return for `input`: each complete line, or
+    /// `None` for one too long.
+    fn expected(input: &[u8], max: usize) -> Vec<Option<Vec<u8>>> {
+        let max = max.max(1);
+        let mut parts: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+        // The partial last line (or the empty tail) is dropped, but one
+        // already over the limit is reported before the end.
+        let partial = parts.pop().unwrap_or_default();
+        let mut out: Vec<Option<Vec<u8>>> = parts
+            .into_iter()
+            .map(|l| (l.len() <= max).then(|| l.to_vec()))
+            .collect();
+        if partial.len() > max {
+            out.push(None);
+        }
+        out
+    }
+
+    fn input() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            prop::collection::vec(
+                prop_oneof![Just(b'\n'), Just(b'\r'), Just(b'x'), any::<u8>()],
+                0..400
+            ),
+            // Long lines around the limit.
+            prop::collection::vec((1usize..40, any::<bool>()), 0..12).prop_map(|ls| {
+                let mut v = Vec::new();
+                for (n, nl) in ls {
+                    v.extend(std::iter::repeat_n(b'a', n));
+                    if nl {
+                        v.push(b'\n');
+                    }
+                }
+                v
+            }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn lines_come_out_as_sent(
+            data in input(), cuts in prop::collection::vec(1usize..50, 0..20), max in 0usize..30
+        ) {
+            let mut chunks = Vec::new();
+            let mut rest = &data[..];
+            for c in cuts {
+                let n = c.min(rest.len());
+                chunks.push(rest[..n].to_vec());
+                rest = &rest[n..];
+            }
+            chunks.push(rest.to_vec());
+            let mut r = LineReader::new(Script(chunks.into_iter().collect()), max);
+            let mut got = Vec::new();
+            loop {
+                match r.read_line(None) {
+                    Ok(line) => got.push(Some(line)),
+                    Err(LineError::TooLong) => got.push(None),
+                    Err(LineError::Closed) => break,
+                    Err(e) => panic!("unexpected {e}"),
+                }
+                prop_assert!(r.buf.len() <= r.max_line + 2 * CHUNK);
+            }
+            prop_assert_eq!(got, expected(&data, max));
+            prop_assert_eq!(r.received(), data.len() as u64);
+        }
+    }
+}

@@ -1069,3 +1069,49 @@ mod tests {
         assert!(Plan::round_robin(3, 2, 1).unwrap().fits(3));
     }
 }
+
+#[cfg(test)]
+mod props {
+    //! Property tests of the tournament file reader: no text makes it
+    //! panic, and every error names the file.
+    use super::*;
+    use proptest::prelude::*;
+
+    const GOOD: &str = "game = \"uttt\"\ngames_per_pairing = 4\nseed = 3\n\
+        random_plies = 2\ntime_ms = 500\nformat = \"round-robin\"\n\
+        [[bots]]\nname = \"r\"\nbuiltin = \"random\"\n\
+        [[bots]]\nname = \"o\"\nbuiltin = \"optimal:iters=100\"\n\
+        [[bots]]\nname = \"e\"\ncommand = \"python3 bot.py\"\nreuse = true\n";
+
+    fn check(text: String) {
+        let path = Path::new("dir/t.toml");
+        if let Err(e) = TournamentFile::parse(path, text, None) {
+            assert!(
+                e.0.contains("t.toml"),
+                "an error that names no file: {}",
+                e.0
+            );
+            assert!(!e.0.contains('\n') || e.0.lines().count() < 20, "{}", e.0);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_is_read_or_refused(text in any::<String>()) {
+            check(text);
+        }
+
+        #[test]
+        fn a_damaged_good_file_is_read_or_refused(
+            edits in prop::collection::vec((any::<prop::sample::Index>(), 0usize..4, "[\\[\\]=\"\n a-z0-9.,-]{0,3}"), 1..6)
+        ) {
+            let mut text: Vec<char> = GOOD.chars().collect();
+            for (at, cut, insert) in edits {
+                let i = at.index(text.len() + 1);
+                let end = (i + cut).min(text.len());
+                text.splice(i..end, insert.chars());
+            }
+            check(text.into_iter().collect());
+        }
+    }
+}
