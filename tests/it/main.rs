@@ -18,5 +18,6 @@ mod reuse;
 mod runs;
 mod sandbox;
 mod sandbox_trust;
+mod slurm;
 mod swiss;
 mod tournament;
