@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{lines, resume_equals_full, run, stderr};
+use crate::common::{lines, referee, resume_equals_full, root, run, stderr, stdout};
 
 /// A small tmpfs mounted for one test, unmounted when dropped (also when
 /// the test fails).
@@ -214,4 +214,50 @@ fn resume_and_merge_notice_an_edited_helper_module() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("bot 'student': helper.py changed"), "{err}");
+}
+
+#[test]
+fn the_gnu_parallel_recipe_shards_and_merges_to_the_unsharded_standings() {
+    if std::process::Command::new("parallel")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        crate::common::skipped("contrib/parallel: GNU parallel is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let whole = tmp.path().join("whole");
+    let o = referee()
+        .args([
+            "tournament",
+            "tournaments/tictactoe.toml",
+            "--no-report",
+            "--out",
+        ])
+        .arg(&whole)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = tmp.path().join("par");
+    let bin = env!("CARGO_BIN_EXE_referee");
+    let o = std::process::Command::new("bash")
+        .arg(root().join("contrib/parallel/run.sh"))
+        .args([
+            "3",
+            out.to_str().unwrap(),
+            "tournament",
+            "tournaments/tictactoe.toml",
+        ])
+        .env("HOSTS", ":")
+        .env("REFEREE", bin)
+        .env("MERGE_REFEREE", bin)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        crate::common::standings(out.join("merged").to_str().unwrap()),
+        crate::common::standings(whole.to_str().unwrap())
+    );
 }
