@@ -297,6 +297,19 @@ pub trait Game:
     /// Number of moves played since the empty position.
     fn ply(&self) -> usize;
 
+    /// The move as a `(row, col)` of CodinGame's grid for this game (3x3
+    /// for tic-tac-toe, 9x9 for UTTT), or `None` for a game CodinGame does
+    /// not have.
+    fn grid_cell(_mv: Self::Move) -> Option<(u8, u8)> {
+        None
+    }
+
+    /// The move at `(row, col)` of CodinGame's grid, or `None` off the grid
+    /// or for a game CodinGame does not have.
+    fn from_grid_cell(_row: u8, _col: u8) -> Option<Self::Move> {
+        None
+    }
+
     /// A human-readable multi-line drawing of the position.
     fn render(&self) -> String;
 

@@ -233,6 +233,14 @@ impl Game for TicTacToe {
         }
     }
 
+    fn grid_cell(mv: Cell) -> Option<(u8, u8)> {
+        Some((mv.0 / 3, mv.0 % 3))
+    }
+
+    fn from_grid_cell(row: u8, col: u8) -> Option<Cell> {
+        Cell::from_row_col(row, col)
+    }
+
     fn ply(&self) -> usize {
         count9(self.x | self.o) as usize
     }
@@ -436,6 +444,17 @@ impl Game for TicTacToe {
 mod tests {
     use super::*;
     use crate::game::{consistency, perft};
+
+    #[test]
+    fn codingame_grid_cells_are_rows_and_columns() {
+        for i in 0..9u8 {
+            let cell = Cell::new(i).unwrap();
+            assert_eq!(TicTacToe::grid_cell(cell), Some((i / 3, i % 3)));
+            assert_eq!(TicTacToe::from_grid_cell(i / 3, i % 3), Some(cell));
+        }
+        assert_eq!(TicTacToe::from_grid_cell(3, 0), None);
+        assert_eq!(crate::game::Notakto::grid_cell("A0".parse().unwrap()), None);
+    }
 
     #[test]
     fn mirror_images_share_a_canonical_form() {

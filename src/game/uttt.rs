@@ -550,6 +550,19 @@ impl Game for Uttt {
         }
     }
 
+    /// Row `3 (board / 3) + cell / 3`, column `3 (board % 3) + cell % 3`.
+    fn grid_cell(mv: UtttMove) -> Option<(u8, u8)> {
+        let (b, c) = (mv.board, mv.cell);
+        Some((3 * (b / 3) + c / 3, 3 * (b % 3) + c % 3))
+    }
+
+    fn from_grid_cell(row: u8, col: u8) -> Option<UtttMove> {
+        (row < 9 && col < 9).then(|| UtttMove {
+            board: 3 * (row / 3) + col / 3,
+            cell: 3 * (row % 3) + col % 3,
+        })
+    }
+
     fn ply(&self) -> usize {
         self.ply as usize
     }
@@ -879,6 +892,31 @@ mod tests {
 
     fn mv(b: u8, c: u8) -> UtttMove {
         UtttMove::new(b, c).unwrap()
+    }
+
+    #[test]
+    fn codingame_grid_cells_map_both_ways_on_every_cell() {
+        let mut seen = std::collections::HashSet::new();
+        for b in 0..9u8 {
+            for c in 0..9u8 {
+                let (row, col) = Uttt::grid_cell(mv(b, c)).unwrap();
+                // The grid's rows run across the boards: row 0 is the top
+                // rows of boards 0, 1 and 2.
+                assert_eq!(row, 3 * (b / 3) + c / 3);
+                assert_eq!(col, 3 * (b % 3) + c % 3);
+                assert_eq!(Uttt::from_grid_cell(row, col), Some(mv(b, c)));
+                assert!(seen.insert((row, col)));
+            }
+        }
+        assert_eq!(Uttt::grid_cell(mv(0, 0)), Some((0, 0)));
+        assert_eq!(Uttt::grid_cell(mv(0, 2)), Some((0, 2)));
+        assert_eq!(Uttt::grid_cell(mv(1, 0)), Some((0, 3)));
+        assert_eq!(Uttt::grid_cell(mv(4, 4)), Some((4, 4)));
+        assert_eq!(Uttt::grid_cell(mv(2, 6)), Some((2, 6)));
+        assert_eq!(Uttt::grid_cell(mv(8, 8)), Some((8, 8)));
+        assert_eq!(Uttt::grid_cell(mv(6, 2)), Some((6, 2)));
+        assert_eq!(Uttt::from_grid_cell(9, 0), None);
+        assert_eq!(Uttt::from_grid_cell(0, 9), None);
     }
 
     #[test]
