@@ -274,7 +274,7 @@ pub(crate) fn play_series<G: BuiltinBots>(
 
 /// Hands games to a [`Tally`] in id order, keeping those that finish early
 /// until every game before them is in.
-struct Sequencer<'t> {
+pub(crate) struct Sequencer<'t> {
     /// The first id not yet counted.
     next: u64,
     /// Finished games with ids `next`, `next + 1`, ... (`None`: not yet
@@ -295,7 +295,7 @@ struct Sequencer<'t> {
 const RING: u64 = 2 * WINDOW;
 
 impl<'t> Sequencer<'t> {
-    fn new(first: u64, tally: &'t mut dyn Tally) -> Self {
+    pub(crate) fn new(first: u64, tally: &'t mut dyn Tally) -> Self {
         Sequencer {
             next: first,
             ring: VecDeque::new(),
@@ -307,7 +307,7 @@ impl<'t> Sequencer<'t> {
     }
 
     /// One finished game, in any order.
-    fn put(&mut self, rec: GameRecord, fp: u64) {
+    pub(crate) fn put(&mut self, rec: GameRecord, fp: u64) {
         if self.stopped.is_some() {
             self.discarded += 1;
             return;
@@ -325,6 +325,11 @@ impl<'t> Sequencer<'t> {
         } else {
             self.far.insert(rec.id, (rec, fp));
         }
+    }
+
+    /// The first id not yet counted: every game before it was.
+    pub(crate) fn next_uncounted(&self) -> u64 {
+        self.next
     }
 
     /// Counts the games that are next in line.

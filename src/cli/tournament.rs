@@ -143,23 +143,9 @@ fn run_game<G: BuiltinBots>(
 /// Merges shard folders.
 pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(args.json);
-    let (config, records, summary) = tournament::merge(&args.dirs, &progress)?;
+    let (_, summary) = tournament::merge(&args.dirs, args.out.as_deref(), &progress)?;
     if let Some(dir) = &args.out {
-        let (folder, games) = referee::journal::RunFolder::open(dir)?;
-        if !games.records.is_empty() {
-            anyhow::bail!(
-                "{} already holds games; choose another --out",
-                referee::journal::games_path(dir).display()
-            );
-        }
-        for r in &records {
-            folder.append(r)?;
-        }
-        folder.write_file(
-            referee::journal::CONFIG,
-            toml::to_string(&config)?.as_bytes(),
-        )?;
-        tournament::write_standings(&folder, &summary)?;
+        let folder = referee::journal::RunFolder::open(dir)?.0;
         // The shards' settings (the first that has them), with their date.
         let shard = args
             .dirs

@@ -4,12 +4,13 @@
 //! ([`report`]).
 
 pub(crate) mod config;
+pub(crate) mod merge;
 pub(crate) mod report;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 
 use crate::bot::BuiltinBots;
 use crate::journal::{self, RunFolder};
@@ -342,91 +343,72 @@ pub fn write_standings(folder: &RunFolder, summary: &Summary) -> anyhow::Result<
 }
 
 /// Combines the output folders of the shards of one tournament into the
-/// standings of the whole. Every folder must hold the same configuration,
-/// and together they must hold every game of the schedule exactly once
-/// (a game found in two folders must be the same game).
+/// standings of the whole, reading the games one at a time; with `out`,
+/// writes them (in id order) and the configuration into that new run
+/// folder. Every folder must hold the same configuration and bots'
+/// programs, and together they must hold every game of the schedule
+/// exactly once.
 pub fn merge(
     dirs: &[PathBuf],
+    out: Option<&Path>,
     observer: &dyn Observer,
-) -> anyhow::Result<(toml::Table, Vec<GameRecord>, Summary)> {
-    let Some(first) = dirs.first() else {
-        bail!("merge needs at least one folder");
-    };
-    let config = journal::read_config(first)?;
-    for d in &dirs[1..] {
-        let diffs = journal::config_differences(&config, &journal::read_config(d)?);
-        if !diffs.is_empty() {
-            bail!(
-                "{} and {} hold different tournaments: {}",
-                first.display(),
-                d.display(),
-                diffs.join("; ")
-            );
-        }
-        let diffs = journal::fingerprint_differences(first, d)?;
-        if !diffs.is_empty() {
-            bail!(
-                "{} and {} were played by other bots: {}; merging would mix two programs under \
-                 one name",
-                first.display(),
-                d.display(),
-                diffs.join("; ")
-            );
-        }
+) -> anyhow::Result<(toml::Table, Summary)> {
+    let config = merge::same_run(dirs)?;
+    if config.get("kind").and_then(|k| k.as_str()) == Some("match") {
+        bail!(
+            "{} holds a match, not a tournament",
+            dirs.first().map_or_else(String::new, |d| d.display().to_string())
+        );
     }
+    let first = &dirs[0];
     let text = toml::to_string(&config)?;
     let file = TournamentFile::parse_copy(&first.join(journal::CONFIG), text)?;
     let schedule = match &file.plan {
         Plan::Fixed { schedule: s, .. } => s,
         Plan::Swiss(_) => bail!(
-            "{} holds a Swiss tournament, which is never split into shards: there is nothing to              merge",
+            "{} holds a Swiss tournament, which is never split into shards: there is nothing to \
+             merge",
             first.display()
         ),
     };
+    let folder = out.map(|d| merge::open_out(d, &config)).transpose()?;
     let total = schedule.total();
-    let mut by_id: Vec<Option<GameRecord>> = vec![None; total as usize];
-    for d in dirs {
-        let games = journal::read_existing_games(d)?;
-        for n in &games.notes {
-            observer.note(n);
+    let names = &file.names;
+    let check = |r: &GameRecord| -> anyhow::Result<()> {
+        let p = schedule.pairing(r.id);
+        if r.players != p.players.map(|i| names[i].clone()) || r.seed != p.seed {
+            bail!("its players or seed are not the schedule's");
         }
-        for r in games.records {
-            let slot = by_id.get_mut(r.id as usize).with_context(|| {
-                format!(
-                    "{}: game {} is beyond the schedule ({total} games)",
-                    d.display(),
-                    r.id
-                )
-            })?;
-            let p = schedule.pairing(r.id);
-            if r.players != p.players.map(|i| file.names[i].clone()) || r.seed != p.seed {
-                bail!("{}: game {} does not match the schedule", d.display(), r.id);
-            }
-            match slot {
-                Some(old) if !same_game(old, &r) => {
-                    bail!("game {} differs between folders ({})", r.id, d.display())
-                }
-                Some(_) => {}
-                None => *slot = Some(r),
-            }
-        }
-    }
-    let missing = by_id.iter().filter(|r| r.is_none()).count();
-    if missing > 0 {
-        bail!(
-            "{missing} of {total} games are missing (is a shard unfinished or not listed? finish it with --resume)"
-        );
-    }
-    let records: Vec<GameRecord> = by_id.into_iter().flatten().collect();
+        Ok(())
+    };
+    let mut tally = TournamentTally {
+        standings: Standings::with_bots(names.iter().map(String::as_str)),
+        distinct: report::Distinct::default(),
+        swiss: None,
+    };
     let kind = file.game;
-    let seed = schedule.seed;
-    let summary = crate::with_game!(kind, G => Summary::from_records::<G>(&file.options, seed, total, &file.names, &records));
-    Ok((config, records, summary))
-}
-
-/// Two records of the same game, ignoring measured times.
-fn same_game(a: &GameRecord, b: &GameRecord) -> bool {
-    a.moves == b.moves && a.winner == b.winner && a.termination == b.termination
+    crate::with_game!(kind, G => {
+        let expected = merge::Expected {
+            ids: 0..total,
+            check: &check,
+            standard: <G as crate::game::Game>::start(&file.options).to_string(),
+        };
+        merge::merge_games::<G>(dirs, &expected, &mut tally, folder.as_ref(), observer)
+    })?;
+    let summary = Summary {
+        game: kind.name().into(),
+        seed: schedule.seed,
+        scheduled: total,
+        distinct: tally.distinct.count(),
+        distinct_capped: tally.distinct.capped(),
+        standings: tally.standings,
+        names: names.clone(),
+        swiss: None,
+    };
+    if let Some(folder) = &folder {
+        write_standings(folder, &summary)?;
+    }
+    Ok((config, summary))
 }
 
 #[cfg(test)]
@@ -511,10 +493,22 @@ mod tests {
         for (k, d) in shards.iter().enumerate() {
             run_in(d, 2, Some((k as u64 + 1, 3)));
         }
-        let (_, records, merged) = merge(&shards, &Silent).unwrap();
-        assert_eq!(records.len(), 60);
+        let out = tmp(&guard, "merged");
+        let (_, merged) = merge(&shards, Some(&out), &Silent).unwrap();
         assert_eq!(untimed(&merged), untimed(&a.summary));
-        assert!(merge(&shards[..2], &Silent)
+        // The merged folder holds every game once, in id order.
+        let ids: Vec<u64> = journal::read_games(&out)
+            .unwrap()
+            .records
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, (0..60).collect::<Vec<u64>>());
+        // A shard given twice is refused, naming the folder.
+        let twice = [shards[0].clone(), shards[0].clone()];
+        let e = merge(&twice, None, &Silent).unwrap_err().to_string();
+        assert!(e.contains("also in another folder"), "{e}");
+        assert!(merge(&shards[..2], None, &Silent)
             .unwrap_err()
             .to_string()
             .contains("missing"));
@@ -669,7 +663,7 @@ mod tests {
         };
         let r = run::<TicTacToe>(&t, &opts, &Silent).unwrap();
         assert_eq!((r.played, r.summary.scheduled), (8, 8));
-        let e = merge(&[d], &Silent).unwrap_err().to_string();
+        let e = merge(&[d], None, &Silent).unwrap_err().to_string();
         assert!(e.contains("Swiss"), "{e}");
     }
 }

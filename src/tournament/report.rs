@@ -180,6 +180,7 @@ impl Distinct {
 
 impl Summary {
     /// A summary of `records` (in any order).
+    #[cfg(test)]
     pub(crate) fn from_records<'a, G: Game>(
         options: &crate::game::GameOptions,
         seed: u64,
