@@ -304,7 +304,66 @@ struct MatchTally<'o> {
     last_status: Instant,
 }
 
-impl MatchTally<'_> {
+impl<'o> MatchTally<'o> {
+    fn new(
+        names: &[String; 2],
+        scheduled: u64,
+        sprt: Option<Sprt>,
+        rating_interval: u64,
+        observer: &'o dyn Observer,
+    ) -> Self {
+        MatchTally {
+            scheduled,
+            standings: Standings::with_bots(names.iter().map(String::as_str)),
+            distinct: Distinct::default(),
+            stats: MatchStats::default(),
+            half: None,
+            sprt,
+            sprt_report: sprt.map(|s| s.report(&Pentanomial::default())),
+            forfeits: Vec::new(),
+            forfeit_count: 0,
+            rating_interval,
+            observer,
+            last_status: Instant::now(),
+        }
+    }
+
+    /// The report of what was counted (the counts of games played and read
+    /// are the caller's to fill in).
+    fn report<G: crate::game::Game>(
+        self,
+        names: [String; 2],
+        seed: u64,
+        ending: Ending,
+    ) -> MatchReport {
+        let summary = Summary {
+            game: G::KIND.name().into(),
+            seed,
+            scheduled: self.scheduled,
+            standings: self.standings,
+            distinct: self.distinct.count(),
+            distinct_capped: self.distinct.capped(),
+            names: names.to_vec(),
+            swiss: None,
+        };
+        MatchReport {
+            names,
+            summary,
+            stats: self.stats,
+            sprt: self
+                .sprt
+                .zip(self.sprt_report)
+                .map(|(test, report)| SprtOutcome { test, report }),
+            ending,
+            forfeits: self.forfeits,
+            forfeit_count: self.forfeit_count,
+            played: 0,
+            resumed: 0,
+            discarded: 0,
+            elapsed: Duration::ZERO,
+        }
+    }
+
     fn interim(&self) -> Interim {
         Interim {
             games: self.stats.wdl.games(),
@@ -458,32 +517,22 @@ pub fn run<G: BuiltinBots>(
     }
     let names = [entrants[0].name.clone(), entrants[1].name.clone()];
     let schedule = Schedule::two_bots(cfg.games, cfg.seed);
+    if let (Some((k, n)), Some(_)) = (opts.shard, &cfg.sprt) {
+        bail!(
+            "--shard {k}/{n} cannot be used with --sprt: the test must see the games in order \
+             to stop at the right pair; play a fixed number of games (--games) in shards"
+        );
+    }
     let series = Series {
         entrants,
         schedule: &schedule,
-        ids: 0..cfg.games,
+        ids: crate::tournament::shard_ids(&schedule, opts.shard)?,
         cfg: cfg.run.clone(),
         openings: cfg.openings.as_deref(),
         config: folder_config(&names, cfg, G::KIND),
         settings: settings::<G>(entrants, cfg, opts.title.clone()),
     };
-    let mut tally = MatchTally {
-        scheduled: cfg.games,
-        standings: Standings::with_bots(names.iter().map(String::as_str)),
-        distinct: Distinct::default(),
-        stats: MatchStats::default(),
-        half: None,
-        sprt: cfg.sprt,
-        sprt_report: None,
-        forfeits: Vec::new(),
-        forfeit_count: 0,
-        rating_interval: cfg.rating_interval,
-        observer,
-        last_status: Instant::now(),
-    };
-    if let Some(s) = &cfg.sprt {
-        tally.sprt_report = Some(s.report(&Pentanomial::default()));
-    }
+    let mut tally = MatchTally::new(&names, cfg.games, cfg.sprt, cfg.rating_interval, observer);
     let played = play_series::<G>(&series, opts, observer, &mut tally)?;
     let ending = if played.stopped.is_some() {
         Ending::Decided
@@ -492,41 +541,99 @@ pub fn run<G: BuiltinBots>(
     } else {
         Ending::Complete
     };
-    let summary = Summary {
-        game: G::KIND.name().into(),
-        seed: cfg.seed,
-        scheduled: cfg.games,
-        standings: tally.standings,
-        distinct: tally.distinct.count(),
-        distinct_capped: tally.distinct.capped(),
-        names: names.to_vec(),
-        swiss: None,
-    };
-    let report = MatchReport {
-        names,
-        summary,
-        stats: tally.stats,
-        sprt: cfg
-            .sprt
-            .zip(tally.sprt_report)
-            .map(|(test, report)| SprtOutcome { test, report }),
-        ending,
-        forfeits: tally.forfeits,
-        forfeit_count: tally.forfeit_count,
-        played: played.played,
-        resumed: played.resumed,
-        discarded: played.discarded,
-        elapsed: played.elapsed,
-    };
+    let mut report = tally.report::<G>(names, cfg.seed, ending);
+    report.played = played.played;
+    report.resumed = played.resumed;
+    report.discarded = played.discarded;
+    report.elapsed = played.elapsed;
     // An interrupted match's standings would look final: the games on disk
     // are what is kept, and `--resume` writes the standings when done.
     if let (Some(folder), false) = (&played.folder, ending == Ending::Interrupted) {
-        let json = serde_json::to_string_pretty(&report.to_json())? + "\n";
-        folder.write_file("standings.json", json.as_bytes())?;
-        folder.write_file(
-            "standings.csv",
-            crate::output::standings::standings_csv(&report.summary).as_bytes(),
-        )?;
+        write_standings(folder, &report)?;
+    }
+    Ok(report)
+}
+
+/// Writes a match's `standings.json` (its `--json` summary) and
+/// `standings.csv` into its folder.
+fn write_standings(folder: &crate::journal::RunFolder, report: &MatchReport) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(&report.to_json())? + "\n";
+    folder.write_file("standings.json", json.as_bytes())?;
+    folder.write_file(
+        "standings.csv",
+        crate::output::standings::standings_csv(&report.summary).as_bytes(),
+    )
+}
+
+/// Combines the output folders of a match played in shards (`--shard K/N`)
+/// into the match's report, exactly as if it had been played in one go:
+/// the games are counted in id order by the match's own tally. With `out`,
+/// writes the merged games (in id order), configuration and standings
+/// there. Folders of different matches, or of the same match with other
+/// bots' programs, are refused, naming the difference.
+pub fn merge(
+    dirs: &[std::path::PathBuf],
+    out: Option<&std::path::Path>,
+    observer: &dyn Observer,
+) -> anyhow::Result<MatchReport> {
+    use crate::tournament::merge::{merge_games, open_out, same_run, Expected};
+    let config = same_run(dirs)?;
+    let shown = dirs[0].display();
+    let text = |key: &str| config.get(key).and_then(|v| v.as_str()).map(str::to_string);
+    let int = |key: &str| -> anyhow::Result<u64> {
+        config
+            .get(key)
+            .and_then(|v| v.as_integer())
+            .and_then(|i| u64::try_from(i).ok())
+            .ok_or_else(|| anyhow::anyhow!("{shown}: its configuration has no `{key}`"))
+    };
+    if text("kind").as_deref() != Some("match") {
+        bail!("{shown} holds a tournament, not a match");
+    }
+    if config.contains_key("sprt") {
+        bail!("{shown} holds a match with an SPRT, which is never played in shards");
+    }
+    let names: Vec<String> = config
+        .get("bots")
+        .and_then(|b| b.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let [first, second]: [String; 2] = names
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("{shown}: its configuration does not name two bots"))?;
+    let names = [first, second];
+    let kind: crate::game::GameKind = text("game")
+        .ok_or_else(|| anyhow::anyhow!("{shown}: its configuration has no `game`"))?
+        .parse()
+        .map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+    let (games, seed) = (int("games")?, int("seed")?);
+    let boards = u8::try_from(int("boards")?).unwrap_or(3);
+    let schedule = Schedule::two_bots(games, seed);
+    let check = |r: &GameRecord| -> anyhow::Result<()> {
+        let p = schedule.pairing(r.id);
+        if r.players != p.players.map(|i| names[i].clone()) || r.seed != p.seed {
+            bail!("its players or seed are not the match's");
+        }
+        Ok(())
+    };
+    let folder = out.map(|d| open_out(d, &config)).transpose()?;
+    let mut tally = MatchTally::new(&names, games, None, 0, observer);
+    let report = crate::with_game!(kind, G => {
+        let expected = Expected {
+            ids: 0..games,
+            check: &check,
+            standard: <G as crate::game::Game>::start(&crate::game::GameOptions { boards })
+                .to_string(),
+        };
+        merge_games::<G>(dirs, &expected, &mut tally, folder.as_ref(), observer)?;
+        tally.report::<G>(names.clone(), seed, Ending::Complete)
+    });
+    if let Some(folder) = &folder {
+        write_standings(folder, &report)?;
     }
     Ok(report)
 }

@@ -553,6 +553,15 @@ impl RunFolder {
 }
 
 /// Reads the configuration copy of a run folder.
+/// What run folder `dir` holds, by its configuration: `"match"` for a
+/// match's folder, `None` for a tournament's.
+pub fn run_kind(dir: &Path) -> anyhow::Result<Option<String>> {
+    Ok(read_config(dir)?
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .map(str::to_string))
+}
+
 pub(crate) fn read_config(dir: &Path) -> anyhow::Result<toml::Table> {
     let p = dir.join(CONFIG);
     let text = read_small_text(&p)?;

@@ -313,6 +313,10 @@ pub struct GradeAllArgs {
     /// (which is refused otherwise).
     #[arg(long, alias = "force")]
     overwrite: bool,
+    /// Grade only slice K of N of the class (students in name order, whole
+    /// students per shard); combine the shards' folders with `referee merge`.
+    #[arg(long, value_name = "K/N", conflicts_with = "tournament")]
+    shard: Option<String>,
 }
 
 /// Runs `grade-all`: one row per student; a broken submission never stops it.
@@ -356,6 +360,12 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
             (_, true) => Earlier::Overwrite,
             _ => Earlier::Refuse,
         },
+        shard: args
+            .shard
+            .as_deref()
+            .map(referee::schedule::parse_shard)
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
     };
     let rubric = cfg.rubric();
     let (rows, failed) = match grade_class(
@@ -373,7 +383,8 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
             None => return Err(e),
         },
     };
-    let paths = write_gradebook(&out, &rows, &rubric)?;
+    let items: Vec<String> = rubric.items.iter().map(|i| i.name.clone()).collect();
+    let paths = write_gradebook(&out, &rows, &items)?;
     println!("{}", gradebook_table(&rows));
     println!(
         "gradebook: {}; feedback: {}; Gradescope: {}",
@@ -428,6 +439,30 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
             out.join("leaderboard.json").display(),
             dir.join("report.html").display()
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `referee merge` of `grade-all --shard` folders: one gradebook, as an
+/// unsharded run writes it.
+pub fn merge_class(
+    dirs: &[PathBuf],
+    out: Option<&std::path::Path>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let Some(out) = out else {
+        anyhow::bail!(
+            "merging grade-all shards needs --out DIR: the folder for the class's gradebook"
+        );
+    };
+    std::fs::create_dir_all(out)
+        .map_err(|e| anyhow::anyhow!("--out {}: cannot create the folder: {e}", out.display()))?;
+    let rows = referee::grade::class::merge_class(dirs, out)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!("{}", gradebook_table(&rows));
+        println!("gradebook: {}", out.join("gradebook.csv").display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -78,6 +78,10 @@ pub struct MatchArgs {
     /// Continue the match in --out: play only the games missing from games.jsonl.
     #[arg(long)]
     resume: bool,
+    /// Play only slice K of N of the games (whole pairs; not with --sprt);
+    /// combine the shards' folders with `referee merge`.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
     /// Do not write DIR/report.html at the end.
     #[arg(long)]
     no_report: bool,
@@ -186,7 +190,12 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         jobs,
         out: args.out.clone(),
         resume: args.resume,
-        shard: None,
+        shard: args
+            .shard
+            .as_deref()
+            .map(referee::schedule::parse_shard)
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
         affinity: !args.process.no_affinity,
         title: args.title.clone(),
     };

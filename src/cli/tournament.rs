@@ -57,6 +57,9 @@ pub struct MergeArgs {
     /// Print the standings as JSON instead of tables.
     #[arg(long)]
     json: bool,
+    /// Do not write OUT/report.html.
+    #[arg(long)]
+    no_report: bool,
     /// The merged report's title (default: the shards' title).
     #[arg(long, value_name = "TEXT")]
     title: Option<String>,
@@ -143,7 +146,17 @@ fn run_game<G: BuiltinBots>(
 /// Merges shard folders.
 pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(args.json);
-    let (_, summary) = tournament::merge(&args.dirs, args.out.as_deref(), &progress)?;
+    if args.dirs[0].join(referee::grade::class::GRADED).is_file() {
+        return super::grade::merge_class(&args.dirs, args.out.as_deref(), args.json);
+    }
+    let matched = referee::journal::run_kind(&args.dirs[0])?.as_deref() == Some("match");
+    let (summary, report) = if matched {
+        let r = referee::head_to_head::merge(&args.dirs, args.out.as_deref(), &progress)?;
+        (r.summary.clone(), Some(r))
+    } else {
+        let (_, summary) = tournament::merge(&args.dirs, args.out.as_deref(), &progress)?;
+        (summary, None)
+    };
     if let Some(dir) = &args.out {
         let folder = referee::journal::RunFolder::open(dir)?.0;
         // The shards' settings (the first that has them), with their date.
@@ -159,12 +172,15 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
             }
             folder.write_settings(&settings)?;
         }
-        referee::report::write_report(dir, &dir.join("report.html"), None, &progress)?;
+        if !args.no_report {
+            referee::report::write_report(dir, &dir.join("report.html"), None, &progress)?;
+        }
     }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary.to_json())?);
-    } else {
-        print!("{}", referee::output::standings::standings_tables(&summary));
+    match (&report, args.json) {
+        (Some(r), true) => println!("{}", serde_json::to_string_pretty(&r.to_json())?),
+        (Some(r), false) => print!("{}", referee::output::matches::match_text(r)),
+        (None, true) => println!("{}", serde_json::to_string_pretty(&summary.to_json())?),
+        (None, false) => print!("{}", referee::output::standings::standings_tables(&summary)),
     }
     Ok(ExitCode::SUCCESS)
 }

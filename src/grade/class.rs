@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
-use super::rubric::{Form, Rubric};
+use super::rubric::Form;
 use super::{grade, GradeConfig, GradeReport};
 use crate::game::GameKind;
 use crate::output::feedback::{
@@ -70,6 +70,85 @@ pub struct ClassOutput {
     pub leaderboard: Vec<(String, Vec<LeaderboardEntry>)>,
     /// What to do with an earlier run's gradebook in the folder.
     pub earlier: Earlier,
+    /// Grade only slice `K` of `N` of the class (`--shard K/N`): the
+    /// students at positions K-1, K-1+N, ... of the sorted class.
+    pub shard: Option<(u64, u64)>,
+}
+
+/// What a shard of `grade-all` records in its folder, for `merge`: which
+/// slice of which class it graded, and how.
+pub const SHARD: &str = "shard.json";
+
+/// The contents of [`SHARD`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct ShardInfo {
+    /// `[K, N]`.
+    shard: [u64; 2],
+    /// The grading command line (its bot left as `BOT`), without the shard.
+    settings: String,
+    /// The rubric's items, in order (the columns of grades.csv).
+    items: Vec<String>,
+    /// Every student of the class, sorted, with a checksum of their
+    /// submission folder: all shards must have seen the same class.
+    class: Vec<(String, String)>,
+}
+
+/// The students of shard `K/N` of the sorted class `students`.
+fn shard_of(students: Vec<PathBuf>, shard: Option<(u64, u64)>) -> anyhow::Result<Vec<PathBuf>> {
+    let Some((k, n)) = shard else {
+        return Ok(students);
+    };
+    if n as usize > students.len() {
+        bail!(
+            "--shard {k}/{n}: the class has only {} students, so at most {} shards (a shard \
+             grades whole students)",
+            students.len(),
+            students.len()
+        );
+    }
+    Ok(students
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i as u64 % n == k - 1)
+        .map(|(_, s)| s)
+        .collect())
+}
+
+/// A checksum of submission folder `dir`: its files' relative paths, sizes
+/// and contents (the first 16 MiB of each), in path order. Links are not
+/// followed.
+fn submission_checksum(dir: &Path) -> String {
+    use sha2::Digest;
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                stack.push(e.path());
+            } else if t.is_file() {
+                files.push(e.path());
+            }
+        }
+    }
+    files.sort();
+    let mut h = sha2::Sha256::new();
+    for f in files {
+        let rel = f.strip_prefix(dir).unwrap_or(&f);
+        h.update(rel.to_string_lossy().as_bytes());
+        h.update([0]);
+        if let Ok(file) = std::fs::File::open(&f) {
+            use std::io::Read;
+            let mut bytes = Vec::new();
+            let _ = file.take(16 << 20).read_to_end(&mut bytes);
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(&bytes);
+        }
+    }
+    format!("{:x}", h.finalize())
 }
 
 /// What `grade-all` does with the gradebook of an earlier run in its
@@ -478,13 +557,29 @@ pub fn grade_class(
     check_out_dir(&out.dir)?;
     // One grade-all at a time in a folder: two would interleave rows.
     let _lock = crate::journal::lock(&out.dir)?;
-    let students = class_students(dir, &out.dir)?;
+    let class = class_students(dir, &out.dir)?;
     let one = GradeConfig {
         jobs: 1,
         out: None,
         ..cfg.clone()
     };
-    let settings = one.command_line(kind, "BOT");
+    let mut settings = one.command_line(kind, "BOT");
+    if let Some((k, n)) = out.shard {
+        let info = ShardInfo {
+            shard: [k, n],
+            settings: settings.clone(),
+            items: cfg.rubric().items.iter().map(|i| i.name.clone()).collect(),
+            class: class
+                .iter()
+                .map(|s| (student_name(s), submission_checksum(s)))
+                .collect(),
+        };
+        let path = out.dir.join(SHARD);
+        std::fs::write(&path, serde_json::to_string_pretty(&info)? + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        settings = format!("{settings} --shard {k}/{n}");
+    }
+    let students = shard_of(class, out.shard)?;
     let (mut kept, notes) = earlier_rows(&out.dir, out.earlier, &settings)?;
     for n in &notes {
         observer.note(n);
@@ -765,7 +860,7 @@ fn write_student(
 pub fn write_gradebook(
     out: &Path,
     rows: &[GradebookRow],
-    rubric: &Rubric,
+    items: &[String],
 ) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let json_path = out.join("gradebook.json");
@@ -802,11 +897,11 @@ pub fn write_gradebook(
         .with_context(|| format!("cannot write {}", csv_path.display()))?;
     let lms_path = out.join("grades.csv");
     let mut header = vec!["student".to_string(), "total".to_string()];
-    header.extend(rubric.items.iter().map(|i| i.name.clone()));
+    header.extend(items.iter().cloned());
     let mut lms = csv_line(header);
     for r in rows {
         let mut line = vec![r.student.clone(), format_points(r.points)];
-        line.extend(rubric.items.iter().enumerate().map(|(i, _)| {
+        line.extend(items.iter().enumerate().map(|(i, _)| {
             r.items
                 .get(i)
                 .map_or_else(|| "0".to_string(), |p| format_points(p.points))
@@ -944,4 +1039,148 @@ fn reason(r: &GradeReport) -> String {
         return format!("{}: {}", i.name, i.detail);
     }
     String::new()
+}
+
+/// Combines the output folders of a `grade-all` played in shards
+/// (`--shard K/N`) into one: every shard must be there once, finished, and
+/// have graded the same class (same submissions) with the same settings
+/// and rubric; the differences are named. Writes into `out` the gradebook,
+/// grades, feedback pages and Gradescope results exactly as an unsharded
+/// run does (and its graded.jsonl, so a later `--resume` there works);
+/// returns the rows, sorted by student.
+pub fn merge_class(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Vec<GradebookRow>> {
+    let mut infos: Vec<(ShardInfo, &PathBuf)> = Vec::new();
+    for d in dirs {
+        let path = d.join(SHARD);
+        let text = crate::journal::read_small_text(&path).with_context(|| {
+            format!(
+                "{} is not a shard of grade-all (no {SHARD}: was it run with --shard?)",
+                d.display()
+            )
+        })?;
+        let info: ShardInfo = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a grade-all shard file", path.display()))?;
+        infos.push((info, d));
+    }
+    infos.sort_by_key(|(i, _)| i.shard[0]);
+    let (first, first_dir) = &infos[0];
+    let n = first.shard[1];
+    for (info, d) in &infos[1..] {
+        let what = |w: &str| {
+            format!(
+                "{} and {} graded with other {w}",
+                first_dir.display(),
+                d.display()
+            )
+        };
+        if info.shard[1] != n {
+            bail!(
+                "{}: shard {}/{} of another split than {} (of {n})",
+                d.display(),
+                info.shard[0],
+                info.shard[1],
+                first_dir.display()
+            );
+        }
+        if info.settings != first.settings {
+            bail!(
+                "{}: `{}` against `{}`",
+                what("settings"),
+                first.settings,
+                info.settings
+            );
+        }
+        if info.items != first.items {
+            bail!(
+                "{}: items {:?} against {:?}",
+                what("rubrics"),
+                first.items,
+                info.items
+            );
+        }
+        if let Some(((s, a), (_, b))) = first
+            .class
+            .iter()
+            .zip(&info.class)
+            .find(|((s, a), (t, b))| s != t || a != b)
+        {
+            bail!(
+                "{} and {} graded different submissions: {s}'s folder differs ({} against {}); \
+                 the class folder changed between the shards",
+                first_dir.display(),
+                d.display(),
+                &a[..12.min(a.len())],
+                &b[..12.min(b.len())]
+            );
+        }
+        if info.class.len() != first.class.len() {
+            bail!(
+                "{} and {} graded different classes ({} and {} students)",
+                first_dir.display(),
+                d.display(),
+                first.class.len(),
+                info.class.len()
+            );
+        }
+    }
+    let have: Vec<u64> = infos.iter().map(|(i, _)| i.shard[0]).collect();
+    let want: Vec<u64> = (1..=n).collect();
+    if have != want {
+        let missing: Vec<String> = want
+            .iter()
+            .filter(|k| !have.contains(k))
+            .map(|k| format!("{k}/{n}"))
+            .collect();
+        if missing.is_empty() {
+            bail!("a shard is given twice: give each shard's folder once");
+        }
+        bail!("shards {} are missing", missing.join(", "));
+    }
+    let mut rows = Vec::new();
+    for (info, d) in &infos {
+        let [k, n] = info.shard;
+        let settings = format!("{} --shard {k}/{n}", info.settings);
+        let (got, _) = earlier_rows(d, Earlier::Resume, &settings)?;
+        let names: Vec<&String> = info
+            .class
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i as u64 % n == k - 1)
+            .map(|(_, (s, _))| s)
+            .collect();
+        let graded = names
+            .iter()
+            .filter(|s| got.iter().any(|r| r.student.as_str() == s.as_str()))
+            .count();
+        if graded < names.len() {
+            bail!(
+                "shard {k}/{n} in {} is unfinished: {graded} of {} students graded (finish it \
+                 with the same command and --resume)",
+                d.display(),
+                names.len()
+            );
+        }
+        for row in got.into_iter().filter(|r| names.contains(&&r.student)) {
+            for (file, sub) in [
+                (format!("{}.md", row.student), "feedback"),
+                (format!("{}/results.json", row.student), "gradescope"),
+            ] {
+                let from = d.join(sub).join(&file);
+                let to = out.join(sub).join(&file);
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent)
+                        .with_context(|| format!("cannot create {}", parent.display()))?;
+                }
+                std::fs::copy(&from, &to).with_context(|| {
+                    format!("cannot copy {} to {}", from.display(), to.display())
+                })?;
+            }
+            rows.push(row);
+        }
+    }
+    rows.sort_by(|a, b| a.student.cmp(&b.student));
+    let log = GradedLog::open(out, &first.settings, &rows)?;
+    drop(log);
+    write_gradebook(out, &rows, &first.items)?;
+    Ok(rows)
 }

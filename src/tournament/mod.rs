@@ -357,7 +357,8 @@ pub fn merge(
     if config.get("kind").and_then(|k| k.as_str()) == Some("match") {
         bail!(
             "{} holds a match, not a tournament",
-            dirs.first().map_or_else(String::new, |d| d.display().to_string())
+            dirs.first()
+                .map_or_else(String::new, |d| d.display().to_string())
         );
     }
     let first = &dirs[0];

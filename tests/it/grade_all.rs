@@ -322,3 +322,138 @@ fn grade_all_on_a_terminal_shows_games_played_in_its_bar() {
     assert!(screen.contains("games played"), "{screen}");
     assert!(screen.contains("graded slow"), "{screen}");
 }
+
+/// A small class of tic-tac-toe protocol bots: perfect, random, crashing.
+fn small_class(class: &Path) {
+    let good = "import sys\nfor line in sys.stdin:\n    w = line.split()\n    \
+        if w and w[0] == 'turn':\n        b = w[1]\n        \
+        print(next(i for i in [4,0,2,6,8,1,3,5,7] if b[i] == '.'), flush=True)\n";
+    for (name, text) in [
+        ("ann", good),
+        ("ben", ESCAPES),
+        ("cat", good),
+        ("dan", "import sys\nsys.exit(3)\n"),
+        ("eve", good),
+    ] {
+        write(&class.join(name).join("bot.py"), text);
+    }
+}
+
+#[test]
+fn grade_all_in_shards_merges_into_the_unsharded_gradebook() {
+    let tmp = tempfile::tempdir().unwrap();
+    let class = tmp.path().join("class");
+    small_class(&class);
+    let grade = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "grade-all",
+            "tictactoe",
+            "--games",
+            "4",
+            "--no-sandbox",
+            "--jobs",
+            "2",
+            class.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let whole = tmp.path().join("whole");
+    let o = grade(&whole, &[]);
+    assert!(o.status.code().is_some(), "{}", stderr(&o));
+    let mut shards = Vec::new();
+    for k in 1..=3 {
+        let d = tmp.path().join(format!("shard-{k}"));
+        let o = grade(&d, &["--shard", &format!("{k}/3")]);
+        assert!(o.status.code().is_some(), "{}", stderr(&o));
+        shards.push(d);
+    }
+    // Whole students per shard, in name order: 1/3 has ann and dan.
+    assert_eq!(
+        verdicts(&shards[0])
+            .iter()
+            .map(|v| v.0.as_str())
+            .collect::<Vec<_>>(),
+        ["ann", "dan"]
+    );
+    let merged = tmp.path().join("merged");
+    let mut args = vec!["merge", "--out", merged.to_str().unwrap()];
+    args.extend(shards.iter().map(|d| d.to_str().unwrap()));
+    let o = run(&args);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    for f in ["gradebook.json", "gradebook.csv", "grades.csv"] {
+        assert_eq!(
+            std::fs::read_to_string(merged.join(f)).unwrap(),
+            std::fs::read_to_string(whole.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    for s in ["ann", "ben", "cat", "dan", "eve"] {
+        assert!(merged.join(format!("feedback/{s}.md")).is_file());
+        assert!(merged
+            .join(format!("gradescope/{s}/results.json"))
+            .is_file());
+    }
+    // A missing shard, a shard twice, and a class that changed between
+    // shards are refused, naming what is wrong.
+    let o = run(&[
+        "merge",
+        "--out",
+        tmp.path().join("m2").to_str().unwrap(),
+        shards[0].to_str().unwrap(),
+        shards[2].to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("shards 2/3 are missing"),
+        "{}",
+        stderr(&o)
+    );
+    write(&class.join("cat/bot.py"), "print('changed')\n");
+    let late = tmp.path().join("late-2");
+    let o = grade(&late, &["--shard", "2/3"]);
+    assert!(o.status.code().is_some(), "{}", stderr(&o));
+    let o = run(&[
+        "merge",
+        "--out",
+        tmp.path().join("m3").to_str().unwrap(),
+        shards[0].to_str().unwrap(),
+        late.to_str().unwrap(),
+        shards[2].to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("cat's folder differs"),
+        "{}",
+        stderr(&o)
+    );
+    // Other settings are refused too.
+    let other = tmp.path().join("other-2");
+    let mut args = vec![
+        "grade-all",
+        "tictactoe",
+        "--games",
+        "6",
+        "--no-sandbox",
+        class.to_str().unwrap(),
+        "--out",
+        other.to_str().unwrap(),
+        "--shard",
+        "2/3",
+    ];
+    let o = run(&args);
+    assert!(o.status.code().is_some(), "{}", stderr(&o));
+    args.clear();
+    let o = run(&[
+        "merge",
+        "--out",
+        tmp.path().join("m4").to_str().unwrap(),
+        shards[0].to_str().unwrap(),
+        other.to_str().unwrap(),
+        shards[2].to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("other settings"), "{}", stderr(&o));
+}

@@ -507,3 +507,89 @@ fn a_gauntlet_ranks_by_score_not_points() {
     let second: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
     assert_eq!(&second[..2], ["1", "optimal"], "{csv}");
 }
+
+#[test]
+fn a_match_in_shards_merges_into_the_unsharded_statistics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = |n: &str| tmp.path().join(n).to_str().unwrap().to_string();
+    let play = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "match",
+            "uttt",
+            "greedy",
+            "random",
+            "--games",
+            "60",
+            "--random-plies",
+            "2",
+            "--seed",
+            "9",
+            "--json",
+            "--out",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        let o = crate::common::run(&args);
+        assert!(o.status.success(), "{}", crate::common::stderr(&o));
+        o
+    };
+    let whole: serde_json::Value =
+        serde_json::from_str(&crate::common::stdout(&play(&dir("whole"), &[]))).unwrap();
+    let shards: Vec<String> = (1..=4).map(|k| dir(&format!("s{k}"))).collect();
+    for (k, d) in shards.iter().enumerate() {
+        play(d, &["--shard", &format!("{}/4", k + 1)]);
+    }
+    let mut args = vec!["merge", "--json", "--out"];
+    let merged = dir("merged");
+    args.push(&merged);
+    args.extend(shards.iter().map(String::as_str));
+    let o = crate::common::run(&args);
+    assert!(o.status.success(), "{}", crate::common::stderr(&o));
+    let m: serde_json::Value = serde_json::from_str(&crate::common::stdout(&o)).unwrap();
+    for key in ["statistics", "games", "distinct_games", "first", "second"] {
+        assert_eq!(m[key], whole[key], "{key}");
+    }
+    assert_eq!(
+        crate::common::games_without_times(&merged),
+        crate::common::games_without_times(&dir("whole"))
+    );
+    // An SPRT match cannot be split.
+    let o = crate::common::run(&[
+        "match",
+        "tictactoe",
+        "greedy",
+        "random",
+        "--sprt",
+        "elo0=0,elo1=5,alpha=0.05,beta=0.05",
+        "--shard",
+        "1/2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(crate::common::stderr(&o).contains("cannot be used with --sprt"));
+    // Shards of another match (another seed) are refused, naming the key.
+    let other = dir("other");
+    let o = crate::common::run(&[
+        "match",
+        "uttt",
+        "greedy",
+        "random",
+        "--games",
+        "60",
+        "--random-plies",
+        "2",
+        "--seed",
+        "10",
+        "--out",
+        &other,
+        "--shard",
+        "2/4",
+    ]);
+    assert!(o.status.success(), "{}", crate::common::stderr(&o));
+    let o = crate::common::run(&["merge", &shards[0], &other, &shards[2], &shards[3]]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        crate::common::stderr(&o).contains("seed"),
+        "{}",
+        crate::common::stderr(&o)
+    );
+}
