@@ -7,10 +7,11 @@
 use anyhow::{bail, Context};
 
 use crate::bot::external::{ExternalBot, ProcessPool};
-use crate::bot::{Bot, BotResult, BuiltinBots, BuiltinSpec, TimeControl};
+use crate::bot::{Bot, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{Game, Seat};
 use crate::output::format_us;
-use crate::record::Forfeit;
+use crate::protocol::BotResult;
+use crate::protocol::Forfeit;
 use crate::referee::{play_game, GameSetup};
 
 /// Plays `moves` from the start of `G` with these options.

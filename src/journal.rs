@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
-use crate::bot::manifest::ExternalSpec;
+use crate::bot::manifest::{read_capped, read_small_text, ExternalSpec, MAX_SMALL_FILE};
 use crate::bot::BotSpec;
 use crate::record::GameRecord;
 
@@ -51,35 +51,6 @@ pub(crate) const LOCK: &str = ".referee.lock";
 /// The longest line of a games file: far more than any game record (the
 /// longest game with a forfeit's stderr tail is a few KiB).
 pub(crate) const MAX_LINE: u64 = 1 << 20;
-
-/// The largest of the small files a run reads whole (its configuration,
-/// fingerprint and settings; an openings suite; a manifest).
-pub(crate) const MAX_SMALL_FILE: u64 = 16 << 20;
-
-/// Reads `path` whole, refusing more than `cap` bytes (a device such as
-/// `/dev/zero`, or the wrong file, would otherwise fill memory): the
-/// error names the file and the cap.
-pub(crate) fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
-    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut bytes = Vec::new();
-    std::io::Read::take(file, cap + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.len() as u64 > cap {
-        bail!(
-            "{}: larger than {} MiB, so not read (is it the right file?)",
-            path.display(),
-            cap >> 20
-        );
-    }
-    Ok(bytes)
-}
-
-/// [`read_capped`] with [`MAX_SMALL_FILE`], as UTF-8 text.
-pub(crate) fn read_small_text(path: &Path) -> anyhow::Result<String> {
-    String::from_utf8(read_capped(path, MAX_SMALL_FILE)?)
-        .map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))
-}
 
 /// The path of the games file of run folder `dir`.
 pub fn games_path(dir: &Path) -> PathBuf {

@@ -4,7 +4,8 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use crate::record::{ForfeitReason, GameRecord};
+use crate::protocol::ForfeitReason;
+use crate::record::GameRecord;
 use crate::runner::{Feed, Next};
 use crate::schedule::Pairing;
 
@@ -120,7 +121,8 @@ impl Feed for BreakerFeed<'_> {
 mod tests {
     use super::*;
     use crate::game::{GameKind, Seat};
-    use crate::record::{Forfeit, Termination};
+    use crate::protocol::Forfeit;
+    use crate::record::Termination;
 
     fn game(student_seat: Seat, forfeit: Option<ForfeitReason>) -> GameRecord {
         let mut players = ["optimal".to_string(), "optimal".to_string()];

@@ -16,7 +16,7 @@ use crate::output::feedback::{
     feedback_markdown, gradescope_results, grading_leaderboard, not_graded, LeaderboardEntry,
 };
 use crate::output::{csv_line, format_points, Observer};
-use crate::record::ForfeitReason;
+use crate::protocol::ForfeitReason;
 
 /// One row of the gradebook.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -148,7 +148,7 @@ fn earlier_rows(
                     )],
                 ));
             }
-            let bytes = crate::journal::read_capped(&graded, 256 << 20)?;
+            let bytes = crate::bot::manifest::read_capped(&graded, 256 << 20)?;
             let mut rows: Vec<GradebookRow> = Vec::new();
             let mut notes = Vec::new();
             let mut lines = bytes.split_inclusive(|&b| b == b'\n').enumerate();

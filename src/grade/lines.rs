@@ -28,7 +28,8 @@ use std::sync::Mutex;
 use super::{outcome_value, Failure, Solved};
 use crate::bot::{Bot, BotSpec, TimeControl};
 use crate::game::{Game, GameOptions, Outcome, Seat};
-use crate::record::{Forfeit, GameRecord};
+use crate::protocol::Forfeit;
+use crate::record::GameRecord;
 use crate::referee::{play_game, GameSetup};
 
 /// How an exploration of lines ended.
@@ -329,7 +330,7 @@ fn run_wave<G: Solved>(
                             Seat::One => [super::STUDENT.into(), "lines".into()],
                             Seat::Two => ["lines".into(), super::STUDENT.into()],
                         };
-                        let f = Forfeit::new(crate::record::ForfeitReason::Startup, e.0);
+                        let f = Forfeit::new(crate::protocol::ForfeitReason::Startup, e.0);
                         crate::runner::forfeit_record(&p, names, start, 0, seat, f)
                     }
                 };

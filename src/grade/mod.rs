@@ -38,7 +38,8 @@ use crate::bot::{notakto as nk_bot, BotSpec, BuiltinBots, BuiltinSpec, TimeContr
 use crate::game::{Game, GameKind, GameOptions, Notakto, Outcome, Seat, TicTacToe, Uttt};
 use crate::journal::RunFolder;
 use crate::output::Observer;
-use crate::record::{Forfeit, ForfeitReason, GameRecord};
+use crate::protocol::{Forfeit, ForfeitReason};
+use crate::record::GameRecord;
 use crate::runner::{forfeit_record, run_games_with, Entrant, RunConfig};
 use crate::schedule::{Pairing, Schedule};
 use crate::seed;

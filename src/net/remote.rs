@@ -9,11 +9,13 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use super::line::{LineError, LineReader};
-use crate::bot::{Bot, BotResult, TimeControl};
+use crate::bot::{Bot, TimeControl};
 use crate::game::{Game, GameKind, GameOptions, Seat};
 use crate::output::format_points;
+use crate::protocol::BotResult;
 use crate::protocol::{self, Allowance, Begin, Command, Heard};
-use crate::record::{Forfeit, ForfeitReason, GameRecord};
+use crate::protocol::{Forfeit, ForfeitReason};
+use crate::record::GameRecord;
 use crate::standings::Wdl;
 
 /// One client connection: a bounded line reader and a buffered writer.

@@ -15,11 +15,12 @@ use anyhow::Context;
 
 use super::remote::{Conn, Remote, TextRemote, V1Remote};
 use super::Protocol;
-use crate::bot::{Bot, BotResult, BotSpec, BuiltinBots, TimeControl};
+use crate::bot::{Bot, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{GameOptions, Seat};
 use crate::journal::{BotAbout, RunFolder, RunSettings};
 use crate::output::format_points;
 use crate::output::Log;
+use crate::protocol::BotResult;
 use crate::record::GameRecord;
 use crate::referee::{play_game, GameSetup};
 use crate::seed;
@@ -437,7 +438,7 @@ fn play_match<G: BuiltinBots, R: Remote<G>>(
         let client_left = rec
             .forfeit
             .as_ref()
-            .is_some_and(|f| f.seat == seat && f.reason == crate::record::ForfeitReason::Crash);
+            .is_some_and(|f| f.seat == seat && f.reason == crate::protocol::ForfeitReason::Crash);
         if client_left && !remote.has_spoken() {
             // Connected and gone without a word (a port scan, a health
             // check): not a player, so not a round.

@@ -514,7 +514,7 @@ mod tests {
     use super::*;
     use crate::grade::rubric::ItemScore;
     use crate::grade::{ForfeitedGame, Timing};
-    use crate::record::{Forfeit, ForfeitReason};
+    use crate::protocol::{Forfeit, ForfeitReason};
 
     fn report() -> GradeReport {
         let mut f = Forfeit::new(ForfeitReason::Crash, "the bot exited");

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::csv_field;
-use crate::record::ForfeitReason;
+use crate::protocol::ForfeitReason;
 use crate::stats::elo_trinomial;
 use crate::tournament::Summary;
 

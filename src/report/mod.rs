@@ -367,7 +367,8 @@ pub fn write_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Forfeit, ForfeitReason, Termination};
+    use crate::protocol::{Forfeit, ForfeitReason};
+    use crate::record::Termination;
 
     fn rec(id: u64, p1: &str, p2: &str, winner: Option<u8>, moves: &[&str]) -> GameRecord {
         let winner = winner.and_then(crate::game::Seat::from_number);

@@ -419,7 +419,7 @@ impl TournamentFile {
     /// Reads and checks a tournament file. `seed` overrides the file's seed.
     pub fn load(path: &Path, seed: Option<u64>) -> Result<TournamentFile, ConfigError> {
         // Capped, like every file a run reads whole.
-        let text = crate::journal::read_small_text(path).map_err(|e| {
+        let text = crate::bot::manifest::read_small_text(path).map_err(|e| {
             ConfigError(match e.downcast_ref::<std::io::Error>() {
                 Some(io) => format!("{}: {io}", path.display()),
                 None => format!("{e:#}"),

@@ -8,7 +8,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use serde_json::{json, Value};
 
 use crate::game::Game;
-use crate::record::{ForfeitReason, GameRecord};
+use crate::protocol::ForfeitReason;
+use crate::record::GameRecord;
 use crate::standings::{score_order, BotStats, Standings};
 use crate::stats::{elo_trinomial, Elo};
 use crate::swiss::Round;

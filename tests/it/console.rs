@@ -189,7 +189,7 @@ fn a_console_display_bug_is_a_malformed_forfeit_with_a_diff() {
     let recs = console_ai_games("--display-bug", 2);
     for r in &recs {
         let f = r.forfeit.as_ref().expect("a forfeit");
-        assert_eq!(f.reason, referee::record::ForfeitReason::Malformed);
+        assert_eq!(f.reason, referee::protocol::ForfeitReason::Malformed);
         assert_eq!(f.seat, referee::game::Seat::One);
         assert!(f.detail.contains("--- expected"), "{}", f.detail);
         assert!(f.detail.contains("+A      B      C"), "{}", f.detail);

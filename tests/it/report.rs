@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use referee::game::{Game, GameOptions, Notakto, TicTacToe, Uttt};
-use referee::record::{Forfeit, ForfeitReason, GameRecord, Termination};
+use referee::protocol::{Forfeit, ForfeitReason};
+use referee::record::{GameRecord, Termination};
 
 use crate::common::{builtin_records, chromium, run, run_chromium, stderr, stdout, write_games};
 
