@@ -21,10 +21,10 @@ use referee::bot::external::ExternalBot;
 use referee::bot::manifest::{ExternalSpec, ResourceLimits, SandboxMode};
 use referee::bot::{Bot, BotSpec, TimeControl};
 use referee::game::{GameOptions, Seat, TicTacToe};
+use referee::play::record::Termination;
+use referee::play::runner::{run_games, Entrant, RunConfig};
+use referee::play::schedule::{Pairing, Schedule};
 use referee::protocol::BotResult;
-use referee::record::Termination;
-use referee::runner::{run_games, Entrant, RunConfig};
-use referee::schedule::{Pairing, Schedule};
 
 const ROUND_TRIPS: usize = 20_000;
 

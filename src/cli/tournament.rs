@@ -5,10 +5,11 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use crate::cli::progress::Progress;
 use referee::bot::BuiltinBots;
-use referee::output::Progress;
-use referee::schedule::parse_shard;
-use referee::tournament::{self, RunOptions, TournamentFile};
+use referee::play::schedule::parse_shard;
+use referee::play::RunOptions;
+use referee::tournament::{self, TournamentFile};
 use referee::with_game;
 
 /// Arguments of `referee tournament`.
@@ -93,27 +94,27 @@ fn run_game<G: BuiltinBots>(
         affinity: !args.process.no_affinity,
         title: args.title.clone(),
     };
-    referee::interrupt::install(super::tell)?;
+    referee::play::interrupt::install(super::tell)?;
     let progress = Progress::new(args.json);
     let r = tournament::run::<G>(&t, &opts, &progress)?;
-    if let Some(sig) = referee::interrupt::interrupted() {
+    if let Some(sig) = referee::play::interrupt::interrupted() {
         let done = r.played + r.resumed;
-        referee::output::say(&format!(
+        crate::cli::progress::say(&format!(
             "referee: interrupted by {} after {done} of {} games",
-            referee::interrupt::signal_name(sig),
+            referee::play::interrupt::signal_name(sig),
             r.slice_games
         ));
         match &args.out {
-            Some(dir) => referee::output::say(&format!(
+            Some(dir) => crate::cli::progress::say(&format!(
                 "referee: the finished games are in {}; finish the tournament with:\n  referee tournament {} --out {} --resume{}",
-                referee::journal::games_path(dir).display(),
+                referee::play::journal::games_path(dir).display(),
                 args.file.display(),
                 dir.display(),
                 args.seed.map(|s| format!(" --seed {s}")).unwrap_or_default()
             )),
-            None => referee::output::say("referee: nothing was saved (no --out); run with --out DIR to be able to resume"),
+            None => crate::cli::progress::say("referee: nothing was saved (no --out); run with --out DIR to be able to resume"),
         }
-        return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
+        return Ok(ExitCode::from(referee::play::interrupt::exit_code(sig)));
     }
     let report = match (&args.out, args.no_report) {
         (Some(dir), false) => super::write_report(dir, r.summary.standings.games, &progress)?,
@@ -124,7 +125,7 @@ fn run_game<G: BuiltinBots>(
     } else {
         print!(
             "{}",
-            referee::output::standings::standings_tables(&r.summary)
+            referee::tournament::standings::standings_tables(&r.summary)
         );
         println!(
             "{}",
@@ -145,18 +146,18 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(args.json);
     let (config, records, summary) = tournament::merge(&args.dirs, &progress)?;
     if let Some(dir) = &args.out {
-        let (folder, games) = referee::journal::RunFolder::open(dir)?;
+        let (folder, games) = referee::play::journal::RunFolder::open(dir)?;
         if !games.records.is_empty() {
             anyhow::bail!(
                 "{} already holds games; choose another --out",
-                referee::journal::games_path(dir).display()
+                referee::play::journal::games_path(dir).display()
             );
         }
         for r in &records {
             folder.append(r)?;
         }
         folder.write_file(
-            referee::journal::CONFIG,
+            referee::play::journal::CONFIG,
             toml::to_string(&config)?.as_bytes(),
         )?;
         tournament::write_standings(&folder, &summary)?;
@@ -164,7 +165,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         let shard = args
             .dirs
             .iter()
-            .find_map(|d| referee::journal::read_settings(d).ok().flatten());
+            .find_map(|d| referee::play::journal::read_settings(d).ok().flatten());
         if let Some(mut settings) =
             shard.or_else(|| args.title.as_ref().map(|_| Default::default()))
         {
@@ -178,7 +179,10 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary.to_json())?);
     } else {
-        print!("{}", referee::output::standings::standings_tables(&summary));
+        print!(
+            "{}",
+            referee::tournament::standings::standings_tables(&summary)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

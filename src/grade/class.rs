@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 use super::rubric::{Form, Rubric};
 use super::{grade, GradeConfig, GradeReport};
 use crate::game::GameKind;
-use crate::output::feedback::{
+use crate::grade::feedback::{
     feedback_markdown, gradescope_results, grading_leaderboard, not_graded, LeaderboardEntry,
 };
-use crate::output::{csv_line, format_points, Observer};
+use crate::play::text::{csv_line, format_points};
+use crate::play::Observer;
 use crate::protocol::ForfeitReason;
 
 /// One row of the gradebook.
@@ -477,7 +478,7 @@ pub fn grade_class(
     check_class_dir(dir)?;
     check_out_dir(&out.dir)?;
     // One grade-all at a time in a folder: two would interleave rows.
-    let _lock = crate::journal::lock(&out.dir)?;
+    let _lock = crate::play::journal::lock(&out.dir)?;
     let students = class_students(dir, &out.dir)?;
     let one = GradeConfig {
         jobs: 1,
@@ -531,7 +532,8 @@ pub fn grade_class(
             .map(|_| {
                 s.spawn(|| -> anyhow::Result<()> {
                     loop {
-                        if crate::interrupt::interrupted().is_some() || stop.load(Ordering::Relaxed)
+                        if crate::play::interrupt::interrupted().is_some()
+                            || stop.load(Ordering::Relaxed)
                         {
                             return Ok(());
                         }
@@ -545,7 +547,7 @@ pub fn grade_class(
                             tally: &tally,
                         };
                         let (row, report) = grade_student(kind, dir, &one, &watch);
-                        if crate::interrupt::interrupted().is_some() {
+                        if crate::play::interrupt::interrupted().is_some() {
                             // Its bot may have been killed by the interruption.
                             return Ok(());
                         }
@@ -912,7 +914,7 @@ fn one_line(text: &str) -> String {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("");
     let more = lines.next().is_some();
-    let mut out = crate::output::visible(first);
+    let mut out = crate::play::text::visible(first);
     if more {
         out.push_str(" (more in the feedback page)");
     }

@@ -14,10 +14,10 @@ use crate::bot::external::ProcessPool;
 use crate::bot::spec::ProcessSettings;
 use crate::bot::{Bot, BotSpec, BuiltinBots, TimeControl};
 use crate::game::GameKind;
-use crate::output::Log;
+use crate::play::standings::Wdl;
+use crate::play::Log;
 use crate::protocol::escape_line;
 use crate::protocol::{Command, PositionText, FORFEIT_REPLY};
-use crate::standings::Wdl;
 use crate::{seed, with_game};
 
 /// How long `referee connect` waits by default for any line from the server.

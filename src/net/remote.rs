@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use super::line::{LineError, LineReader};
 use crate::bot::{Bot, TimeControl};
 use crate::game::{Game, GameKind, GameOptions, Seat};
-use crate::output::format_points;
+use crate::play::record::GameRecord;
+use crate::play::standings::Wdl;
+use crate::play::text::format_points;
 use crate::protocol::BotResult;
 use crate::protocol::{self, Allowance, Begin, Command, Heard};
 use crate::protocol::{Forfeit, ForfeitReason};
-use crate::record::GameRecord;
-use crate::standings::Wdl;
 
 /// One client connection: a bounded line reader and a buffered writer.
 pub(crate) struct Conn {

@@ -12,12 +12,12 @@ use toml::Spanned;
 use crate::bot::manifest::{BotManifest, CommandText, ExternalKind, ResourceLimits, SandboxMode};
 use crate::bot::{BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{GameKind, GameOptions};
-use crate::journal::{BotAbout, RunSettings};
-use crate::openings::Openings;
-use crate::runner::{Entrant, RunConfig};
+use crate::play::journal::{BotAbout, RunSettings};
+use crate::play::openings::Openings;
+use crate::play::runner::{Entrant, RunConfig};
 
-use crate::schedule::{Format, Schedule};
-use crate::swiss::{Seeding, Swiss};
+use crate::play::schedule::{Format, Schedule};
+use crate::tournament::swiss::{Seeding, Swiss};
 
 /// A configuration error, already worded as `file:line:column: key: what`.
 #[derive(Debug, thiserror::Error)]

@@ -10,10 +10,10 @@ use referee::bot::external::ExternalBot;
 use referee::bot::manifest::ExternalSpec;
 use referee::bot::{Bot, BuiltinSpec, TimeControl};
 use referee::game::{Game, Seat, TicTacToe};
+use referee::play::record::{GameRecord, Termination};
+use referee::play::referee::{play_game, GameSetup};
 use referee::protocol::BotResult;
 use referee::protocol::{Forfeit, ForfeitReason};
-use referee::record::{GameRecord, Termination};
-use referee::referee::{play_game, GameSetup};
 
 use crate::common::{referee, root};
 

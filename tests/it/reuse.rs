@@ -10,10 +10,10 @@ use referee::bot::external::{ExternalBot, ProcessPool};
 use referee::bot::manifest::ExternalSpec;
 use referee::bot::{Bot, TimeControl};
 use referee::game::{Seat, TicTacToe};
+use referee::play::record::{GameRecord, Termination};
+use referee::play::referee::{play_game, GameSetup};
 use referee::protocol::BotResult;
 use referee::protocol::ForfeitReason;
-use referee::record::{GameRecord, Termination};
-use referee::referee::{play_game, GameSetup};
 
 use crate::common::{referee, root, run, stderr, stdout};
 

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bot::manifest::{read_capped, read_small_text, ExternalSpec, MAX_SMALL_FILE};
 use crate::bot::BotSpec;
-use crate::record::GameRecord;
+use crate::play::record::GameRecord;
 
 /// The file of finished games in a run folder.
 pub(crate) const GAMES: &str = "games.jsonl";
@@ -51,6 +51,45 @@ pub(crate) const LOCK: &str = ".referee.lock";
 /// The longest line of a games file: far more than any game record (the
 /// longest game with a forfeit's stderr tail is a few KiB).
 pub(crate) const MAX_LINE: u64 = 1 << 20;
+
+/// Why a run could not start, resume or finish in its run folder: the
+/// data, for the caller to word (the command line names its flags).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The games file already holds games and resuming was not asked for.
+    #[error("{} already holds games", .games.display())]
+    HoldsGames {
+        /// The games file.
+        games: PathBuf,
+    },
+    /// Resuming a folder whose configuration differs from this run's.
+    #[error("{} holds a different run: {}", .dir.display(), .differences.join("; "))]
+    DifferentRun {
+        /// The run folder.
+        dir: PathBuf,
+        /// What differs, one item each.
+        differences: Vec<String>,
+    },
+    /// Resuming was asked for without a run folder.
+    #[error("resuming needs a run folder (the folder of the run to continue)")]
+    ResumeWithoutFolder,
+    /// Writing a game failed; the folder ends on a whole game, so the run
+    /// can be resumed once the cause is fixed.
+    #[error("{cause}")]
+    Unfinished {
+        /// The failure, as text.
+        cause: String,
+    },
+    /// Merging found games missing from every folder given.
+    #[error("{missing} of {total} games are missing (is a shard unfinished or not listed?)")]
+    MissingGames {
+        /// Games missing.
+        missing: usize,
+        /// Games of the schedule.
+        total: u64,
+    },
+}
 
 /// The path of the games file of run folder `dir`.
 pub fn games_path(dir: &Path) -> PathBuf {
@@ -373,10 +412,10 @@ impl RunFolder {
         // Any byte in the games file is a game, or a torn line of one.
         let has_games = std::fs::metadata(games_path(dir)).is_ok_and(|m| m.len() > 0);
         if has_games && !resume {
-            bail!(
-                "{} already holds games; pass --resume to finish that run, or choose another --out",
-                games_path(dir).display()
-            );
+            return Err(RunError::HoldsGames {
+                games: games_path(dir),
+            }
+            .into());
         }
         let mut notes = Vec::new();
         let cfg_path = dir.join(CONFIG);
@@ -384,11 +423,11 @@ impl RunFolder {
             let old = read_config(dir)?;
             let diffs = config_differences(&old, config);
             if !diffs.is_empty() {
-                bail!(
-                    "{} holds a different run: {}; resume with the same settings (the same file or arguments, and --seed)",
-                    dir.display(),
-                    diffs.join("; ")
-                );
+                return Err(RunError::DifferentRun {
+                    dir: dir.to_path_buf(),
+                    differences: diffs,
+                }
+                .into());
             }
             match read_fingerprint(dir)? {
                 Some(old) => {
@@ -1065,7 +1104,7 @@ mod tests {
     use crate::game::GameKind;
 
     fn rec(id: u64) -> GameRecord {
-        let mut r = crate::record::sample(GameKind::TicTacToe, ["a", "b"], None, &["4"]);
+        let mut r = crate::play::record::sample(GameKind::TicTacToe, ["a", "b"], None, &["4"]);
         r.id = id;
         r.seed = id;
         r.start = ".........".into();
@@ -1105,10 +1144,11 @@ mod tests {
         );
         // Without --resume the folder is refused; with another seed too,
         // naming the key that differs.
-        let e = RunFolder::start(dir, &cfg(1), &[], false)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("--resume"), "{e}");
+        let e = RunFolder::start(dir, &cfg(1), &[], false).unwrap_err();
+        assert!(
+            matches!(e.downcast_ref(), Some(RunError::HoldsGames { .. })),
+            "{e}"
+        );
         let e = RunFolder::start(dir, &cfg(2), &[], true)
             .unwrap_err()
             .to_string();

@@ -1,11 +1,12 @@
 //! What a game leaves behind: the game record, and forfeits carried as data.
 
 use std::fmt;
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde::{Deserialize, Serialize};
 
 use crate::bot::FormatFinding;
-use crate::game::{GameKind, Outcome, Seat};
+use crate::game::{Game, GameKind, Outcome, Seat};
 use crate::protocol::{Forfeit, ForfeitReason};
 
 /// How a game ended.
@@ -84,6 +85,83 @@ impl GameRecord {
     /// Points scored by the named seat: win 1, draw 0.5, loss 0.
     pub(crate) fn points(&self, seat: Seat) -> f64 {
         self.outcome().points(seat)
+    }
+}
+
+/// A 64-bit fingerprint of a game up to board symmetry: the smallest hash
+/// over the images of its move list under every symmetry. Symmetric games
+/// get the same fingerprint; different games collide with probability
+/// about 2^-64 per pair. Move texts that do not parse are hashed as they are.
+pub(crate) fn fingerprint<G: Game>(moves: &[String]) -> u64 {
+    let mut parsed = Vec::with_capacity(moves.len());
+    for m in moves {
+        match G::parse_move(m) {
+            Ok(mv) => parsed.push(mv),
+            Err(_) => {
+                let mut h = DefaultHasher::new();
+                moves.hash(&mut h);
+                return h.finish();
+            }
+        }
+    }
+    fingerprint_moves::<G>(&parsed)
+}
+
+/// [`fingerprint`] of parsed moves. Hashes the moves themselves rather than
+/// their text: it runs once per game, and formatting every move under every
+/// symmetry cost more than playing the game.
+pub(crate) fn fingerprint_moves<G: Game>(moves: &[G::Move]) -> u64 {
+    (0..G::symmetry_count())
+        .map(|k| {
+            let mut h = MixHasher::default();
+            moves.len().hash(&mut h);
+            for &m in moves {
+                G::map_move(m, k).hash(&mut h);
+            }
+            h.finish()
+        })
+        .min()
+        .unwrap_or(0)
+}
+
+/// The fingerprint of a whole game: [`fingerprint`] of its moves when it
+/// began at the game's `standard` start (openings from the start are in its
+/// moves); a game from another start position (an opening suite's position)
+/// is hashed with its start and without symmetry reduction, since the
+/// symmetries of its start are not those of the empty board.
+pub(crate) fn fingerprint_record<G: Game>(rec: &GameRecord, standard: &str) -> u64 {
+    if rec.start == standard {
+        return fingerprint::<G>(&rec.moves);
+    }
+    let mut h = MixHasher::default();
+    rec.start.hash(&mut h);
+    rec.moves.hash(&mut h);
+    h.finish()
+}
+
+/// A small fast hasher for fingerprints (multiply-rotate per word, then a
+/// SplitMix64 finish): SipHash's resistance to chosen inputs buys nothing
+/// here and cost more than playing a tic-tac-toe game.
+#[derive(Default)]
+struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(x as u64);
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    fn finish(&self) -> u64 {
+        crate::seed::splitmix64(self.0)
     }
 }
 

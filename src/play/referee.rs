@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use crate::bot::{Bot, TimeControl};
 use crate::game::{Game, Outcome, Seat};
+use crate::play::record::{GameRecord, Termination};
 use crate::protocol::BotResult;
 use crate::protocol::{escape_line, Forfeit, ForfeitReason};
-use crate::record::{GameRecord, Termination};
 
 /// Everything that fixes one game before it is played.
 #[derive(Clone, Debug)]

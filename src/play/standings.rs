@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::game::Seat;
+use crate::play::record::GameRecord;
 use crate::protocol::ForfeitReason;
-use crate::record::GameRecord;
 
 /// Wins, draws and losses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -289,12 +289,13 @@ pub(crate) fn score_order(a: &Wdl, b: &Wdl) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::play::record::Termination;
     use crate::protocol::Forfeit;
-    use crate::record::Termination;
 
     fn rec(p1: &str, p2: &str, winner: Option<u8>, times: Vec<u64>) -> GameRecord {
         let winner = winner.and_then(crate::game::Seat::from_number);
-        let mut r = crate::record::sample(crate::game::GameKind::TicTacToe, [p1, p2], winner, &[]);
+        let mut r =
+            crate::play::record::sample(crate::game::GameKind::TicTacToe, [p1, p2], winner, &[]);
         r.start = ".........".into();
         r.times_us = times;
         r
