@@ -19,11 +19,12 @@ use std::time::Instant;
 use referee::bot::affinity;
 use referee::bot::external::ExternalBot;
 use referee::bot::manifest::{ExternalSpec, ResourceLimits, SandboxMode};
-use referee::bot::{Bot, BotResult, BotSpec, TimeControl};
+use referee::bot::{Bot, BotSpec, TimeControl};
 use referee::game::{GameOptions, Seat, TicTacToe};
-use referee::record::Termination;
-use referee::runner::{run_games, Entrant, RunConfig};
-use referee::schedule::{Pairing, Schedule};
+use referee::play::record::Termination;
+use referee::play::runner::{run_games, Entrant, RunConfig};
+use referee::play::schedule::{Pairing, Schedule};
+use referee::protocol::BotResult;
 
 const ROUND_TRIPS: usize = 20_000;
 

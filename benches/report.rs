@@ -14,10 +14,10 @@ use std::time::Instant;
 use referee::bot::spec::BotSpec;
 use referee::bot::{BuiltinBots, TimeControl};
 use referee::game::{GameKind, GameOptions};
-use referee::record::GameRecord;
+use referee::play::record::GameRecord;
+use referee::play::runner::{run_games, Entrant, RunConfig};
+use referee::play::schedule::{Format, Pairing, Schedule};
 use referee::report::ReportData;
-use referee::runner::{run_games, Entrant, RunConfig};
-use referee::schedule::{Format, Pairing, Schedule};
 
 fn records<G: BuiltinBots>(bots: &[&str], games: u64) -> Vec<GameRecord> {
     let entrants: Vec<Entrant> = bots
@@ -43,7 +43,7 @@ fn records<G: BuiltinBots>(bots: &[&str], games: u64) -> Vec<GameRecord> {
         &entrants,
         &cfg,
         &pairings,
-        referee::runner::default_jobs(),
+        referee::play::runner::default_jobs(),
         |_| {},
     )
 }

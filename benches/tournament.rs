@@ -25,10 +25,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use referee::bot::BotSpec;
 use referee::game::{GameOptions, TicTacToe};
-use referee::head_to_head::{self, MatchConfig};
-use referee::output::Observer;
-use referee::runner::{Entrant, RunConfig};
-use referee::tournament::{self, RunOptions, TournamentFile};
+use referee::matches::{self, MatchConfig};
+use referee::play::runner::{Entrant, RunConfig};
+use referee::play::Observer;
+use referee::play::RunOptions;
+use referee::tournament::{self, TournamentFile};
 
 fn main() {
     let games: u64 = std::env::args()
@@ -55,7 +56,7 @@ fn main() {
         };
         let cpu0 = cpu_seconds();
         let start = Instant::now();
-        let r = tournament::run::<TicTacToe>(&t, &opts, &referee::output::Silent)
+        let r = tournament::run::<TicTacToe>(&t, &opts, &referee::play::Silent)
             .expect("tournament runs");
         let secs = start.elapsed().as_secs_f64();
         let cpu = cpu_seconds() - cpu0;
@@ -144,8 +145,7 @@ fn one_run(games: u64, jobs: usize, kind: &str) -> (f64, f64, u64, u64) {
             }),
             rating_interval: 10_000,
         };
-        let r =
-            head_to_head::run::<TicTacToe>(&entrants, &cfg, &opts, &observer).expect("match runs");
+        let r = matches::run::<TicTacToe>(&entrants, &cfg, &opts, &observer).expect("match runs");
         assert_eq!(r.games(), games, "the SPRT must not be decided");
     }
     let secs = start.elapsed().as_secs_f64();

@@ -7,11 +7,12 @@
 use anyhow::{bail, Context};
 
 use crate::bot::external::{ExternalBot, ProcessPool};
-use crate::bot::{Bot, BotResult, BuiltinBots, BuiltinSpec, TimeControl};
+use crate::bot::{Bot, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{Game, Seat};
-use crate::output::format_us;
-use crate::record::Forfeit;
-use crate::referee::{play_game, GameSetup};
+use crate::play::referee::{play_game, GameSetup};
+use crate::play::text::format_us;
+use crate::protocol::BotResult;
+use crate::protocol::Forfeit;
 
 /// Plays `moves` from the start of `G` with these options.
 pub(crate) fn position_from_moves<G: Game>(

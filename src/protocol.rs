@@ -21,9 +21,192 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::bot::BotResult;
-use crate::game::{Game, GameKind, ParseError, Seat};
-use crate::record::{Forfeit, ForfeitReason};
+use serde::{Deserialize, Serialize};
+
+use crate::game::{Game, GameKind, Outcome, ParseError, Seat};
+
+/// A game's result from one bot's point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BotResult {
+    /// This bot won.
+    Win,
+    /// This bot lost.
+    Loss,
+    /// Nobody won.
+    Draw,
+}
+
+impl BotResult {
+    /// The result for `seat` of a game that ended with `outcome`.
+    pub(crate) fn for_seat(outcome: Outcome, seat: Seat) -> BotResult {
+        match outcome {
+            Outcome::Draw => BotResult::Draw,
+            Outcome::Win(s) if s == seat => BotResult::Win,
+            Outcome::Win(_) => BotResult::Loss,
+        }
+    }
+
+    /// `win`, `loss` or `draw`, as the protocol's end line says it.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            BotResult::Win => "win",
+            BotResult::Loss => "loss",
+            BotResult::Draw => "draw",
+        }
+    }
+}
+
+/// Why a bot lost by forfeit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForfeitReason {
+    /// No complete reply line within the time limit.
+    Timeout,
+    /// A well-formed move that is not legal in the position.
+    Illegal,
+    /// A reply that is not a move at all (garbage, too long, not UTF-8).
+    Malformed,
+    /// The bot exited or closed its output during the game.
+    Crash,
+    /// The bot could not be started, or died before its first reply.
+    Startup,
+}
+
+impl ForfeitReason {
+    /// Every reason, in a fixed order for tables.
+    pub const ALL: [ForfeitReason; 5] = [
+        ForfeitReason::Timeout,
+        ForfeitReason::Illegal,
+        ForfeitReason::Malformed,
+        ForfeitReason::Crash,
+        ForfeitReason::Startup,
+    ];
+
+    /// The lowercase name used in records and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            ForfeitReason::Timeout => "timeout",
+            ForfeitReason::Illegal => "illegal",
+            ForfeitReason::Malformed => "malformed",
+            ForfeitReason::Crash => "crash",
+            ForfeitReason::Startup => "startup",
+        }
+    }
+}
+
+impl fmt::Display for ForfeitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The details of a forfeit: enough to see what the bot did wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Forfeit {
+    /// Why.
+    pub reason: ForfeitReason,
+    /// The seat that forfeited (set by [`Forfeit::located`]).
+    pub seat: Seat,
+    /// The move number (1-based ply) the bot was asked for.
+    pub move_number: usize,
+    /// Time measured from the turn line to the reply (or to the deadline), in µs.
+    pub time_us: u64,
+    /// How far past the limit the bot went, in µs (0 when not a timeout).
+    pub overrun_us: u64,
+    /// The raw line received, escaped and cut at 200 characters.
+    pub line: Option<String>,
+    /// The position text the bot was asked to move in.
+    pub position: String,
+    /// The bot's exit status or signal, when it exited.
+    pub exit_status: Option<String>,
+    /// The last lines the bot wrote to stderr.
+    pub stderr_tail: String,
+    /// A human explanation, e.g. why the move is illegal.
+    pub detail: String,
+}
+
+impl Forfeit {
+    /// A forfeit with only the reason and a detail, as a bot reports it;
+    /// the referee places it with [`Forfeit::located`].
+    pub fn new(reason: ForfeitReason, detail: impl Into<String>) -> Self {
+        Forfeit {
+            reason,
+            seat: Seat::One,
+            move_number: 0,
+            time_us: 0,
+            overrun_us: 0,
+            line: None,
+            position: String::new(),
+            exit_status: None,
+            stderr_tail: String::new(),
+            detail: detail.into(),
+        }
+    }
+}
+
+impl Forfeit {
+    /// The forfeit placed in its game: the seat that forfeited, the move
+    /// number (1-based ply) it was asked for, and the position (kept when
+    /// the bot already said it).
+    pub(crate) fn located(mut self, seat: Seat, move_number: usize, position: &str) -> Forfeit {
+        self.seat = seat;
+        self.move_number = move_number;
+        if self.position.is_empty() {
+            position.clone_into(&mut self.position);
+        }
+        self
+    }
+}
+
+impl fmt::Display for Forfeit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "player {} forfeits by {} at move {}",
+            self.seat, self.reason, self.move_number
+        )?;
+        if !self.detail.is_empty() {
+            write!(f, ": {}", self.detail)?;
+        }
+        if self.reason == ForfeitReason::Timeout {
+            write!(
+                f,
+                " ({} ms, {} ms over)",
+                self.time_us / 1000,
+                self.overrun_us / 1000
+            )?;
+        }
+        if let Some(line) = &self.line {
+            write!(f, "; received \"{line}\"")?;
+        }
+        if let Some(st) = &self.exit_status {
+            write!(f, "; {st}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Escapes a raw reply for records: control characters and non-ASCII as
+/// escapes, cut at 200 characters.
+pub(crate) fn escape_line(raw: &[u8]) -> String {
+    let mut out = String::new();
+    for &b in raw {
+        if out.len() >= 200 {
+            out.push('…');
+            break;
+        }
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out
+}
 
 /// What a network client answers to a turn its own bot could not answer:
 /// not a move, so the server records a forfeit of that round and goes on.
@@ -323,7 +506,7 @@ impl Breach {
     /// filled in by the referee).
     pub(crate) fn into_forfeit<G: Game>(self, pos: &G) -> Forfeit {
         let mut f = Forfeit::new(self.reason, self.detail);
-        f.line = self.line.as_deref().map(crate::record::escape_line);
+        f.line = self.line.as_deref().map(escape_line);
         f.time_us = self.time_us;
         f.overrun_us = self.overrun_us;
         f.position = pos.to_string();
@@ -451,7 +634,7 @@ pub(crate) fn judge_reply<G: Game>(
                 format!(
                     "wrote output when no reply was due (a line before its first turn, \
                      a second line after a reply, or output at the end of the game): \"{}\"{}",
-                    crate::record::escape_line(first.as_bytes()),
+                    escape_line(first.as_bytes()),
                     console_hint(&shown)
                 ),
             )
@@ -474,6 +657,13 @@ pub(crate) fn judge_reply<G: Game>(
 mod tests {
     use super::*;
     use crate::game::{Notakto, TicTacToe, Uttt};
+
+    #[test]
+    fn escapes_and_cuts() {
+        assert_eq!(escape_line(b"a\tb\x00\xff"), "a\\tb\\x00\\xff");
+        let long = vec![b'a'; 1000];
+        assert!(escape_line(&long).chars().count() <= 202);
+    }
 
     fn allow(first: bool) -> Allowance {
         Allowance {

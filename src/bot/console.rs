@@ -36,10 +36,8 @@ use super::external::{process_forfeit, END_GRACE};
 use super::manifest::ExternalSpec;
 use super::process::{BotProcess, Reply};
 use super::{Bot, TimeControl};
-use crate::console::transcript::expected_transcript;
 use crate::game::{Game, Outcome, Seat};
-use crate::protocol::Breach;
-use crate::record::{Forfeit, ForfeitReason, FormatFinding};
+use crate::protocol::{Breach, Forfeit, ForfeitReason};
 
 /// Silence after which a program that has not printed the opponent's
 /// `Player N: ` prompt is taken to be waiting for the opponent's move.
@@ -733,7 +731,7 @@ impl<G: Game> Bot<G> for ConsoleBot<G> {
         Ok(())
     }
 
-    fn end(&mut self, _result: crate::bot::BotResult) {
+    fn end(&mut self, _result: crate::protocol::BotResult) {
         if let Some(mut p) = self.process.take() {
             p.kill();
         }
@@ -776,6 +774,59 @@ impl<G: Game> Bot<G> for ConsoleBot<G> {
             },
         })
     }
+}
+
+/// A console program's output that differs from the assignment's transcript
+/// without changing its moves (trailing spaces, a stray debug line, a
+/// missing board): what grading reports as format, apart from the play.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FormatFinding {
+    /// The program's seat.
+    pub seat: Seat,
+    /// The move number (1-based ply) before which the difference appeared
+    /// (the game's last move + 1 for the end screen).
+    pub turn: usize,
+    /// Whether the transcript matches once trailing whitespace is ignored
+    /// (at the ends of lines and of the output).
+    pub trailing_whitespace_only: bool,
+    /// What was noticed while playing, one line each (a missing prompt, a
+    /// board not drawn, text after the move).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// A unified diff from the expected transcript to the program's, cut
+    /// to its first lines.
+    pub diff: String,
+}
+
+/// What an assignment program that plays `program_seat` prints, stdin
+/// piped, for a game from `start` through `moves` (ended or not): the
+/// board, then each move's prompt, the program's own moves after its prompt
+/// and nothing after the other player's (typed input is not echoed), and
+/// for a finished game the last board and the end line.
+pub fn expected_transcript<G: Game>(start: &G, moves: &[G::Move], program_seat: Seat) -> String {
+    let mut pos = start.clone();
+    let mut out = pos.render();
+    for &mv in moves {
+        let seat = pos.to_move();
+        out.push_str(&format!("Player {}: ", seat.number()));
+        if seat == program_seat {
+            out.push_str(&format!("{mv}\n"));
+        }
+        pos.play_unchecked(mv);
+        if !pos.is_over() {
+            out.push_str(&pos.render());
+        }
+    }
+    if let Some(o) = pos.outcome() {
+        if let Some(board) = pos.final_render() {
+            out.push_str(&board);
+        }
+        match o {
+            Outcome::Win(s) => out.push_str(&format!("Player {} wins game\n", s.number())),
+            Outcome::Draw => out.push_str("Draw game\n"),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

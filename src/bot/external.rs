@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 
 use super::manifest::ExternalSpec;
 use super::process::BotProcess;
-use super::{Bot, BotResult, TimeControl};
+use super::{Bot, TimeControl};
 use crate::game::{Game, Outcome, Seat};
-use crate::protocol::{self, Allowance, Begin, Breach, Command, Heard};
-use crate::record::{Forfeit, ForfeitReason};
+use crate::protocol::{self, Allowance, Begin, BotResult, Breach, Command, Heard};
+use crate::protocol::{Forfeit, ForfeitReason};
 
 /// How long a bot has to exit after `end` before it is killed.
 pub(crate) const END_GRACE: Duration = Duration::from_secs(1);

@@ -5,11 +5,107 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use std::fs::File;
+use std::io::Read;
+
+use anyhow::{bail, Context};
 use serde::Deserialize;
 
-pub use super::sandbox::SandboxMode;
 use super::BotError;
 use crate::game::GameKind;
+
+/// Whether (and how strictly) a bot runs in the sandbox. In a manifest or
+/// a tournament entry: `sandbox = true`, `false` or `"best-effort"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SandboxMode {
+    /// Not sandboxed: the bot runs as the person who started referee.
+    #[default]
+    Off,
+    /// Sandboxed; refused when the kernel cannot give every guarantee.
+    On,
+    /// Sandboxed with what the kernel offers; what it cannot give is said.
+    BestEffort,
+}
+
+impl SandboxMode {
+    /// Whether the bot runs sandboxed.
+    pub fn is_on(self) -> bool {
+        self != SandboxMode::Off
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SandboxMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Flag(bool),
+            Word(String),
+        }
+        match Written::deserialize(d)? {
+            Written::Flag(true) => Ok(SandboxMode::On),
+            Written::Flag(false) => Ok(SandboxMode::Off),
+            Written::Word(w) => w.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+impl std::str::FromStr for SandboxMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "off" | "false" | "no" => Ok(SandboxMode::Off),
+            "on" | "true" | "yes" => Ok(SandboxMode::On),
+            "best-effort" => Ok(SandboxMode::BestEffort),
+            other => Err(format!(
+                "unknown sandbox mode '{other}' (expected on, off or best-effort)"
+            )),
+        }
+    }
+}
+
+/// Default address-space limit (MiB) when a bot's limits do not say.
+pub(crate) const DEFAULT_MEMORY_MB: u64 = 4096;
+
+/// Default CPU-time limit (seconds) when a bot's limits do not say.
+pub(crate) const DEFAULT_CPU_SECONDS: u64 = 600;
+
+/// Default process cap of a sandboxed bot (itself and everything it starts).
+pub(crate) const DEFAULT_SANDBOX_PROCESSES: u64 = 64;
+
+/// Default size cap of a sandboxed bot's temporary folder, in MiB.
+pub const DEFAULT_TMP_MB: u64 = 256;
+
+/// The largest of the small files referee reads whole: a manifest here; a
+/// tournament file, an openings suite and a run folder's configuration,
+/// fingerprint and settings elsewhere, all through [`read_small_text`] and
+/// [`read_capped`].
+pub(crate) const MAX_SMALL_FILE: u64 = 16 << 20;
+
+/// Reads `path` whole, refusing more than `cap` bytes (a device such as
+/// `/dev/zero`, or the wrong file, would otherwise fill memory): the
+/// error names the file and the cap.
+pub(crate) fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
+    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut bytes = Vec::new();
+    std::io::Read::take(file, cap + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > cap {
+        bail!(
+            "{}: larger than {} MiB, so not read (is it the right file?)",
+            path.display(),
+            cap >> 20
+        );
+    }
+    Ok(bytes)
+}
+
+/// [`read_capped`] with [`MAX_SMALL_FILE`], as UTF-8 text.
+pub(crate) fn read_small_text(path: &Path) -> anyhow::Result<String> {
+    String::from_utf8(read_capped(path, MAX_SMALL_FILE)?)
+        .map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))
+}
 
 /// How an external program talks to referee.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
@@ -142,7 +238,7 @@ impl BotManifest {
     /// Reads a manifest file; errors name the file, line and column.
     pub(crate) fn load(path: &Path) -> Result<BotManifest, BotError> {
         // Capped, like every file a run reads whole.
-        let text = crate::journal::read_small_text(path).map_err(|e| {
+        let text = read_small_text(path).map_err(|e| {
             BotError(match e.downcast_ref::<std::io::Error>() {
                 Some(io) => format!("bot manifest {}: {io}", path.display()),
                 None => format!("bot manifest {e:#}"),
@@ -323,16 +419,8 @@ pub fn vet_submission(path: &Path) -> Result<(), String> {
                     .try_into()
                     .map_err(|e| format!("{name}: `limits`: {}", e.message().trim()))?;
                 let ceiling = [
-                    (
-                        "memory_mb",
-                        limits.memory_mb,
-                        crate::bot::process::DEFAULT_MEMORY_MB,
-                    ),
-                    (
-                        "cpu_seconds",
-                        limits.cpu_seconds,
-                        crate::bot::process::DEFAULT_CPU_SECONDS,
-                    ),
+                    ("memory_mb", limits.memory_mb, DEFAULT_MEMORY_MB),
+                    ("cpu_seconds", limits.cpu_seconds, DEFAULT_CPU_SECONDS),
                     ("processes", limits.processes, SUBMISSION_MAX_PROCESSES),
                     ("tmp_mb", limits.tmp_mb, SUBMISSION_MAX_TMP_MB),
                 ];
@@ -358,11 +446,11 @@ pub fn vet_submission(path: &Path) -> Result<(), String> {
 }
 
 /// The process cap a submission may not raise (the sandbox's default).
-const SUBMISSION_MAX_PROCESSES: u64 = super::sandbox::DEFAULT_SANDBOX_PROCESSES;
+const SUBMISSION_MAX_PROCESSES: u64 = DEFAULT_SANDBOX_PROCESSES;
 
 /// The temporary-folder cap a submission may not raise (the sandbox's
 /// default, in MiB).
-const SUBMISSION_MAX_TMP_MB: u64 = super::sandbox::DEFAULT_TMP_MB;
+const SUBMISSION_MAX_TMP_MB: u64 = DEFAULT_TMP_MB;
 
 /// Whether a command word names a path outside the submission's folder:
 /// `..` that climbs out of it, after a `--flag=` prefix and item by item

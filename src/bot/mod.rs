@@ -8,11 +8,12 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::game::{Game, MoveList, Outcome, Seat};
-use crate::record::Forfeit;
+use crate::protocol::{BotResult, Forfeit};
 
 pub mod affinity;
 pub(crate) mod console;
 pub mod external;
+pub(crate) mod groups;
 pub mod manifest;
 pub mod notakto;
 pub mod process;
@@ -22,6 +23,8 @@ pub mod sandbox;
 pub mod spec;
 pub(crate) mod tictactoe;
 pub mod uttt;
+
+pub use console::FormatFinding;
 
 pub(crate) use random::RandomBot;
 pub use spec::BotSpec;
@@ -79,7 +82,7 @@ pub trait Bot<G: Game>: Send {
     /// After [`Bot::end`]: how the bot's printed transcript differed from
     /// the assignment's, for a console program whose output did (its
     /// format, apart from its play).
-    fn format_finding(&mut self) -> Option<crate::record::FormatFinding> {
+    fn format_finding(&mut self) -> Option<crate::bot::FormatFinding> {
         None
     }
 }
@@ -103,39 +106,8 @@ impl<G: Game> Bot<G> for Box<dyn Bot<G>> {
     fn end(&mut self, result: BotResult) {
         (**self).end(result)
     }
-    fn format_finding(&mut self) -> Option<crate::record::FormatFinding> {
+    fn format_finding(&mut self) -> Option<crate::bot::FormatFinding> {
         (**self).format_finding()
-    }
-}
-
-/// A game's result from one bot's point of view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BotResult {
-    /// This bot won.
-    Win,
-    /// This bot lost.
-    Loss,
-    /// Nobody won.
-    Draw,
-}
-
-impl BotResult {
-    /// The result for `seat` of a game that ended with `outcome`.
-    pub(crate) fn for_seat(outcome: Outcome, seat: Seat) -> BotResult {
-        match outcome {
-            Outcome::Draw => BotResult::Draw,
-            Outcome::Win(s) if s == seat => BotResult::Win,
-            Outcome::Win(_) => BotResult::Loss,
-        }
-    }
-
-    /// `win`, `loss` or `draw`, as the protocol's end line says it.
-    pub(crate) fn word(self) -> &'static str {
-        match self {
-            BotResult::Win => "win",
-            BotResult::Loss => "loss",
-            BotResult::Draw => "draw",
-        }
     }
 }
 
@@ -421,7 +393,7 @@ impl<G: Game> Bot<G> for RuleBot<G> {
 /// A forfeit for an in-process bot asked to move where it cannot.
 pub(crate) fn no_move_forfeit<G: Game>(pos: &G) -> Forfeit {
     let mut f = Forfeit::new(
-        crate::record::ForfeitReason::Illegal,
+        crate::protocol::ForfeitReason::Illegal,
         "asked to move in a finished position",
     );
     f.position = pos.to_string();

@@ -29,17 +29,12 @@ use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
-use super::manifest::{ExternalSpec, ResourceLimits};
+use super::groups;
+use super::manifest::{ExternalSpec, ResourceLimits, DEFAULT_CPU_SECONDS, DEFAULT_MEMORY_MB};
 use crate::protocol::MAX_REPLY;
 
 /// How much of a bot's stderr is kept at each end of the log.
 pub(crate) const LOG_KEEP: usize = 64 * 1024;
-
-/// Default address-space limit (MiB) when a bot's limits do not say.
-pub(crate) const DEFAULT_MEMORY_MB: u64 = 4096;
-
-/// Default CPU-time limit (seconds) when a bot's limits do not say.
-pub(crate) const DEFAULT_CPU_SECONDS: u64 = 600;
 
 /// The environment variable that carries the seed of the first game a
 /// process plays (docs/protocol.md).
@@ -219,26 +214,6 @@ impl Reply {
             Reply::Timeout(b) => Heard::Deadline(b),
         }
     }
-}
-
-/// Process groups of every bot alive, so that an interrupted referee can
-/// kill them all (see [`kill_all`]). A group id is removed before its
-/// leader is reaped, so an id in here always names one of our groups.
-static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
-
-fn live() -> std::sync::MutexGuard<'static, Vec<i32>> {
-    LIVE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Kills the process group of every bot alive (used when referee is
-/// interrupted) and returns how many there were. The processes are reaped
-/// by their owners.
-pub(crate) fn kill_all() -> usize {
-    let groups = live();
-    for &pgid in groups.iter() {
-        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-    }
-    groups.len()
 }
 
 /// A running bot process. Dropping it kills the whole process group and
@@ -462,7 +437,7 @@ impl BotProcess {
             .command
             .split_first()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
-        if crate::interrupt::interrupted().is_some() {
+        if groups::stopping() {
             return Err(io::Error::new(
                 io::ErrorKind::Interrupted,
                 "referee is being interrupted",
@@ -483,7 +458,7 @@ impl BotProcess {
             let (prepared, cgroup) =
                 super::sandbox::prepare(spec, tmp.path(), [limits[0], limits[1]], &env)?;
             let started = Instant::now();
-            let mut groups = live();
+            let mut groups = groups::live();
             let s = super::sandbox::spawn(prepared)?;
             groups.push(s.pid.as_raw());
             drop(groups);
@@ -537,7 +512,7 @@ impl BotProcess {
         let started = Instant::now();
         // Registered before the spawn returns anything to kill, under the
         // lock, so that an interruption never misses a group.
-        let mut groups = live();
+        let mut groups = groups::live();
         let mut child = cmd.spawn()?;
         let pid = Pid::from_raw(child.id() as i32);
         groups.push(pid.as_raw());
@@ -548,7 +523,7 @@ impl BotProcess {
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             let _ = killpg(pid, Signal::SIGKILL);
-            forget_group(pid);
+            groups::forget(pid);
             let _ = waitpid(pid, None);
             return Err(io::Error::other("child pipes missing"));
         };
@@ -856,7 +831,7 @@ impl BotProcess {
 
     fn reap(&mut self) {
         self.stdin = None;
-        forget_group(self.pid);
+        groups::forget(self.pid);
         loop {
             match waitpid(self.pid, None) {
                 Err(Errno::EINTR) => continue,
@@ -988,14 +963,6 @@ impl BotProcess {
     }
 }
 
-/// Removes a group from [`LIVE`] (before its leader is reaped).
-fn forget_group(pid: Pid) {
-    let mut groups = live();
-    if let Some(i) = groups.iter().position(|&g| g == pid.as_raw()) {
-        groups.swap_remove(i);
-    }
-}
-
 impl Drop for BotProcess {
     fn drop(&mut self) {
         self.kill();
@@ -1115,7 +1082,7 @@ mod tests {
             return;
         }
         let boxed = |mut spec: ExternalSpec| {
-            spec.sandbox = super::super::sandbox::SandboxMode::On;
+            spec.sandbox = crate::bot::manifest::SandboxMode::On;
             spec
         };
         // Environment, inherited or not.
@@ -1264,13 +1231,13 @@ mod tests {
 
     #[test]
     fn live_groups_are_tracked_until_reaped() {
-        // (kill_all itself is tested on the real binary: here it would kill
+        // (groups::kill_all itself is tested on the real binary: here it would kill
         // the bots of tests running alongside.)
         let mut p = BotProcess::spawn(&sh("sleep 30"), 1).unwrap();
         let pid = p.pid();
-        assert!(live().contains(&pid));
+        assert!(groups::live().contains(&pid));
         p.kill();
-        assert!(!live().contains(&pid));
+        assert!(!groups::live().contains(&pid));
     }
 
     #[test]

@@ -30,7 +30,7 @@ impl<G: Game> Bot<G> for RandomBot<G> {
         &self.name
     }
 
-    fn select_move(&mut self, pos: &G) -> Result<G::Move, crate::record::Forfeit> {
+    fn select_move(&mut self, pos: &G) -> Result<G::Move, crate::protocol::Forfeit> {
         pos.random_move(&mut self.rng)
             .ok_or_else(|| no_move_forfeit(pos))
     }

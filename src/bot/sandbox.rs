@@ -60,60 +60,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
 
-use super::manifest::ExternalSpec;
-
-/// Whether (and how strictly) a bot runs in the sandbox. In a manifest or
-/// a tournament entry: `sandbox = true`, `false` or `"best-effort"`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum SandboxMode {
-    /// Not sandboxed: the bot runs as the person who started referee.
-    #[default]
-    Off,
-    /// Sandboxed; refused when the kernel cannot give every guarantee.
-    On,
-    /// Sandboxed with what the kernel offers; what it cannot give is said.
-    BestEffort,
-}
-
-impl SandboxMode {
-    /// Whether the bot runs sandboxed.
-    pub fn is_on(self) -> bool {
-        self != SandboxMode::Off
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for SandboxMode {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(serde::Deserialize)]
-        #[serde(untagged)]
-        enum Written {
-            Flag(bool),
-            Word(String),
-        }
-        match Written::deserialize(d)? {
-            Written::Flag(true) => Ok(SandboxMode::On),
-            Written::Flag(false) => Ok(SandboxMode::Off),
-            Written::Word(w) => w.parse().map_err(serde::de::Error::custom),
-        }
-    }
-}
-
-impl std::str::FromStr for SandboxMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "off" | "false" | "no" => Ok(SandboxMode::Off),
-            "on" | "true" | "yes" => Ok(SandboxMode::On),
-            "best-effort" => Ok(SandboxMode::BestEffort),
-            other => Err(format!(
-                "unknown sandbox mode '{other}' (expected on, off or best-effort)"
-            )),
-        }
-    }
-}
-
-/// Default process cap of a sandboxed bot (itself and everything it starts).
-pub(crate) const DEFAULT_SANDBOX_PROCESSES: u64 = 64;
+use super::manifest::{ExternalSpec, SandboxMode, DEFAULT_SANDBOX_PROCESSES, DEFAULT_TMP_MB};
 
 /// The Landlock ABI the rules are written for; newer kernels apply them
 /// as they are, older ones lose what they lack (said by [`missing`]).
@@ -615,9 +562,6 @@ struct Mounts {
     /// The bot's `TMPDIR` once the new root is its `/`.
     tmpdir: CString,
 }
-
-/// Default size cap of a sandboxed bot's temporary folder, in MiB.
-pub const DEFAULT_TMP_MB: u64 = 256;
 
 /// The flags that remount the bind mount of `dir` read-only, keeping the
 /// flags of the mount it comes from (in a user namespace the kernel

@@ -9,7 +9,7 @@ use clap::Args;
 use super::{GameArgs, TimeArgs};
 use referee::bot::{BotSpec, BuiltinBots};
 use referee::check::run_checks;
-use referee::output::format_us;
+use referee::play::text::format_us;
 use referee::with_game;
 
 /// Arguments of `referee check`.

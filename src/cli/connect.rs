@@ -8,7 +8,7 @@ use clap::Args;
 use super::parse_game;
 use referee::game::GameKind;
 use referee::net::{connect, ConnectConfig};
-use referee::output::format_points;
+use referee::play::text::format_points;
 
 /// Arguments of `referee connect`.
 #[derive(Args, Debug)]
@@ -46,7 +46,9 @@ pub fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
     cfg.seed = args.seed;
     cfg.name = args.name.clone();
     cfg.process = args.process.settings();
-    cfg.log = referee::output::Log::to(std::sync::Arc::new(referee::output::Progress::new(false)));
+    cfg.log = referee::play::Log::to(std::sync::Arc::new(crate::cli::progress::Progress::new(
+        false,
+    )));
     cfg.timeout = (args.timeout_s > 0).then(|| std::time::Duration::from_secs(args.timeout_s));
     let report = connect(&args.addr, &cfg)?;
     let s = report.score;

@@ -28,7 +28,9 @@ pub fn run(args: EngineArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = ConnectConfig::new(&args.bot);
     cfg.timeout = None;
     cfg.process = args.process.settings();
-    cfg.log = referee::output::Log::to(std::sync::Arc::new(referee::output::Progress::new(false)));
+    cfg.log = referee::play::Log::to(std::sync::Arc::new(crate::cli::progress::Progress::new(
+        false,
+    )));
     cfg.seed = match args.seed {
         Some(s) => s,
         None => match std::env::var(SEED_VAR) {

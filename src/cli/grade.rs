@@ -7,16 +7,16 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::{GameArgs, TimeArgs};
+use crate::cli::progress::Progress;
 use referee::game::Seat;
 use referee::grade::class::{
     class_students, grade_class, write_gradebook, ClassOutput, Earlier, GradedSoFar,
 };
+use referee::grade::feedback::{self, feedback_markdown, gradescope_results, grading_leaderboard};
 use referee::grade::league::{self, LeagueConfig};
 use referee::grade::rubric::Rubric;
+use referee::grade::text::{grade_report_text, gradebook_table};
 use referee::grade::{grade, GradeConfig, GradeMode, Thresholds};
-use referee::output::feedback::{self, feedback_markdown, gradescope_results, grading_leaderboard};
-use referee::output::grade::{grade_report_text, gradebook_table};
-use referee::output::Progress;
 
 /// Options shared by `grade` and `grade-all`.
 #[derive(Args, Debug, Clone)]
@@ -123,18 +123,18 @@ pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
     for file in [&args.gradescope, &args.feedback].into_iter().flatten() {
         check_writable(file)?;
     }
-    referee::interrupt::install(super::tell)?;
+    referee::play::interrupt::install(super::tell)?;
     let progress = Progress::new(args.json);
     let report = match grade(args.opts.game.game, &args.bot, &cfg, &progress) {
         Ok(r) => r,
         Err(e) => return Err(not_graded(&args, e, cfg.rubric.as_ref(), started)),
     };
-    if let Some(sig) = referee::interrupt::interrupted() {
-        referee::output::say(&format!(
+    if let Some(sig) = referee::play::interrupt::interrupted() {
+        crate::cli::progress::say(&format!(
             "referee: interrupted by {}: grading stopped, no verdict",
-            referee::interrupt::signal_name(sig)
+            referee::play::interrupt::signal_name(sig)
         ));
-        return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
+        return Ok(ExitCode::from(referee::play::interrupt::exit_code(sig)));
     }
     if let Some(path) = &args.gradescope {
         let results = gradescope_results(&report, grading_leaderboard(&report));
@@ -321,7 +321,7 @@ pub struct GradeAllArgs {
 
 /// Runs `grade-all`: one row per student; a broken submission never stops it.
 pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
-    referee::interrupt::install(super::tell)?;
+    referee::play::interrupt::install(super::tell)?;
     let mut cfg = args.opts.config()?;
     // Students' code runs in the sandbox unless told otherwise.
     if cfg.process.sandbox.is_none() {
@@ -363,7 +363,7 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
         shard: args
             .shard
             .as_deref()
-            .map(referee::schedule::parse_shard)
+            .map(referee::play::schedule::parse_shard)
             .transpose()
             .map_err(anyhow::Error::msg)?,
     };
@@ -399,14 +399,14 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
     if let Some(e) = failed {
         return Err(e);
     }
-    if let Some(sig) = referee::interrupt::interrupted() {
-        referee::output::say(&format!(
+    if let Some(sig) = referee::play::interrupt::interrupted() {
+        crate::cli::progress::say(&format!(
             "referee: interrupted by {}: the gradebook holds the {} students graded before; \
              run the same command with --resume to grade the others",
-            referee::interrupt::signal_name(sig),
+            referee::play::interrupt::signal_name(sig),
             rows.len()
         ));
-        return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
+        return Ok(ExitCode::from(referee::play::interrupt::exit_code(sig)));
     }
     if let Some(l) = &league {
         let students = class_students(&args.dir, &out)?;
@@ -416,14 +416,14 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
         for (s, why) in &played.left_out {
             super::tell(&format!("class tournament: {s} left out: {why}"));
         }
-        if let Some(sig) = referee::interrupt::interrupted() {
-            referee::output::say(&format!(
+        if let Some(sig) = referee::play::interrupt::interrupted() {
+            crate::cli::progress::say(&format!(
                 "referee: interrupted by {}: the class tournament's games so far are in {}; \
                  run the same command with --resume to continue it (no student is graded again)",
-                referee::interrupt::signal_name(sig),
+                referee::play::interrupt::signal_name(sig),
                 dir.display()
             ));
-            return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
+            return Ok(ExitCode::from(referee::play::interrupt::exit_code(sig)));
         }
         league::add_to_gradescope(&out, &played.rows)?;
         std::fs::write(
@@ -432,7 +432,7 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
         )?;
         print!(
             "{}",
-            referee::output::standings::standings_tables(&played.run.summary)
+            referee::tournament::standings::standings_tables(&played.run.summary)
         );
         println!(
             "class tournament: {} (report: {})",

@@ -1,5 +1,5 @@
 //! `referee judge`: the "find the winner" exercise, for every game
-//! ([`referee::judge`]).
+//! ([`referee::game::judge`]).
 
 use std::process::ExitCode;
 
@@ -34,9 +34,9 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<ExitCode> {
                 let start: G = text
                     .parse()
                     .map_err(|e| anyhow::anyhow!("--from '{text}': {e}"))?;
-                referee::judge::judge_from(start, &args.moves)?
+                referee::game::judge::judge_from(start, &args.moves)?
             }
-            None => referee::judge::judge::<G>(&opts, &args.moves)?,
+            None => referee::game::judge::judge::<G>(&opts, &args.moves)?,
         };
         (v, pos.to_string())
     });

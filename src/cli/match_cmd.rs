@@ -1,6 +1,6 @@
 //! `referee match`: two bots, games in pairs with seats swapped, the
 //! statistics of the first against the second, an optional SPRT
-//! ([`referee::head_to_head`]).
+//! ([`referee::matches`]).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -11,13 +11,13 @@ use anyhow::Context;
 use clap::Args;
 
 use super::{GameArgs, TimeArgs};
+use crate::cli::progress::Progress;
 use referee::bot::{BotSpec, BuiltinBots};
-use referee::head_to_head::{self, Ending, MatchConfig};
-use referee::openings::Openings;
-use referee::output::Progress;
-use referee::runner::{Entrant, RunConfig};
-use referee::stats::{Sprt, SprtStatus};
-use referee::tournament::RunOptions;
+use referee::matches::{self, Ending, MatchConfig};
+use referee::play::openings::Openings;
+use referee::play::runner::{Entrant, RunConfig};
+use referee::play::stats::{Sprt, SprtStatus};
+use referee::play::RunOptions;
 use referee::with_game;
 
 /// Games when `--games` is not given.
@@ -129,7 +129,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
     } else {
         DEFAULT_GAMES
     });
-    head_to_head::check_games(games)?;
+    matches::check_games(games)?;
     let jobs = super::jobs(args.jobs)?;
     if args.random_plies > MAX_RANDOM_PLIES {
         anyhow::bail!(
@@ -193,7 +193,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         shard: args
             .shard
             .as_deref()
-            .map(referee::schedule::parse_shard)
+            .map(referee::play::schedule::parse_shard)
             .transpose()
             .map_err(anyhow::Error::msg)?,
         affinity: !args.process.no_affinity,
@@ -208,20 +208,20 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         (false, true) if !std::io::stderr().is_terminal() => Progress::notes(),
         (false, _) => Progress::new(false),
     };
-    referee::interrupt::install(super::tell)?;
-    let r = head_to_head::run::<G>(&entrants, &cfg, &opts, &progress)?;
-    if let Some(sig) = referee::interrupt::interrupted() {
-        referee::output::say(&format!(
+    referee::play::interrupt::install(super::tell)?;
+    let r = matches::run::<G>(&entrants, &cfg, &opts, &progress)?;
+    if let Some(sig) = referee::play::interrupt::interrupted() {
+        crate::cli::progress::say(&format!(
             "referee: interrupted by {} after {} of {} games; the results below are of those",
-            referee::interrupt::signal_name(sig),
+            referee::play::interrupt::signal_name(sig),
             r.played + r.resumed,
             games
         ));
         if let Some(dir) = &args.out {
-            referee::output::say(&format!(
+            crate::cli::progress::say(&format!(
                 "referee: the finished games are in {}; finish the match by running the same \
                  command with --resume",
-                referee::journal::games_path(dir).display()
+                referee::play::journal::games_path(dir).display()
             ));
         }
     }
@@ -234,7 +234,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r.to_json())?);
     } else {
-        print!("{}", referee::output::matches::match_text(&r));
+        print!("{}", referee::matches::output::match_text(&r));
         println!(
             "{}",
             super::played_line(r.played, r.elapsed, r.resumed, None)
@@ -255,8 +255,8 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
             println!("Report: {}", path.display());
         }
     }
-    if let Some(sig) = referee::interrupt::interrupted() {
-        return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
+    if let Some(sig) = referee::play::interrupt::interrupted() {
+        return Ok(ExitCode::from(referee::play::interrupt::exit_code(sig)));
     }
     Ok(match r.sprt.map(|s| s.report.status) {
         None | Some(SprtStatus::AcceptH1) => ExitCode::SUCCESS,

@@ -19,6 +19,7 @@ pub mod grade;
 pub mod judge;
 pub mod match_cmd;
 pub mod play;
+pub mod progress;
 pub mod report;
 pub mod sandbox;
 pub mod serve;
@@ -178,15 +179,15 @@ pub fn jobs(arg: Option<usize>) -> anyhow::Result<usize> {
     match arg {
         Some(0) => anyhow::bail!("--jobs must be at least 1"),
         Some(n) => Ok(n),
-        None => Ok(referee::runner::default_jobs()),
+        None => Ok(referee::play::runner::default_jobs()),
     }
 }
 
 /// Warns when timed external bots would share cores (docs/tournaments.md).
 pub fn warn_jobs(jobs: usize, external: bool) {
-    let cores = referee::runner::default_jobs();
+    let cores = referee::play::runner::default_jobs();
     if jobs > cores && external {
-        referee::output::say(&format!(
+        crate::cli::progress::say(&format!(
             "referee: warning: --jobs {jobs} is more than the {cores} cores; timed external bots \
              will share cores and may forfeit by timeout (see docs/tournaments.md)"
         ));
@@ -203,9 +204,9 @@ pub const REPORT_MAX_GAMES: u64 = 100_000;
 pub fn write_report(
     dir: &std::path::Path,
     games: u64,
-    progress: &referee::output::Progress,
+    progress: &crate::cli::progress::Progress,
 ) -> anyhow::Result<Option<std::path::PathBuf>> {
-    use referee::output::Observer;
+    use referee::play::Observer;
     if games > REPORT_MAX_GAMES {
         progress.note(&format!(
             "report.html not written: {games} games is more than the {REPORT_MAX_GAMES} a \
@@ -249,7 +250,7 @@ pub fn played_line(
 
 /// Tells the user something on stderr, as every command does.
 pub fn tell(text: &str) {
-    referee::output::say(&format!("referee: {text}"));
+    crate::cli::progress::say(&format!("referee: {text}"));
 }
 
 fn parse_game(s: &str) -> Result<GameKind, String> {
@@ -282,8 +283,56 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            referee::output::say(&format!("referee: error: {e:#}"));
+            crate::cli::progress::say(&format!("referee: error: {}", error_text(&e)));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error as the user reads it: its chain joined by `: ` (as anyhow's
+/// `{:#}`), with the library's typed errors worded by the flags of this
+/// command line (the library carries the data and names no flag).
+pub fn error_text(e: &anyhow::Error) -> String {
+    use referee::matches::MatchError;
+    use referee::play::journal::RunError;
+    e.chain()
+        .map(|cause| {
+            if let Some(r) = cause.downcast_ref::<RunError>() {
+                match r {
+                    RunError::HoldsGames { .. } => {
+                        format!("{r}; pass --resume to finish that run, or choose another --out")
+                    }
+                    RunError::DifferentRun { .. } => format!(
+                        "{r}; resume with the same settings (the same file or arguments, and --seed)"
+                    ),
+                    RunError::ResumeWithoutFolder => {
+                        "--resume needs --out DIR (the folder of the run to continue)".into()
+                    }
+                    RunError::Unfinished { .. } => {
+                        format!("{r}; make room and run the same command with --resume to finish it")
+                    }
+                    RunError::MissingGames { missing, total } => format!(
+                        "{missing} of {total} games are missing (is a shard unfinished or not \
+                         listed? finish it with --resume)"
+                    ),
+                    _ => r.to_string(),
+                }
+            } else if let Some(m) = cause.downcast_ref::<MatchError>() {
+                match m {
+                    MatchError::OddGames(g) => format!(
+                        "--games must be a positive even number (games come in pairs, seats \
+                         swapped), got {g}"
+                    ),
+                    MatchError::TooManyGames(g) => {
+                        format!("--games must be at most {} (2^40), got {g}", 1u64 << 40)
+                    }
+                    MatchError::NoJobs => "--jobs must be at least 1".into(),
+                    _ => m.to_string(),
+                }
+            } else {
+                cause.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
 }

@@ -71,7 +71,7 @@ fn play<G: BuiltinBots>(args: &PlayArgs) -> anyhow::Result<ExitCode> {
     )? {
         ConsoleEnd::Finished(_) => Ok(ExitCode::SUCCESS),
         ConsoleEnd::InputEnded(seat) => {
-            referee::output::say(&format!(
+            crate::cli::progress::say(&format!(
                 "referee: input ended before the game did (player {} to move)",
                 seat.number()
             ));

@@ -23,11 +23,11 @@ pub struct ReportArgs {
 /// Writes the report and says where.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let out = args.out.unwrap_or_else(|| args.dir.join("report.html"));
-    let progress = referee::output::Progress::new(false);
+    let progress = crate::cli::progress::Progress::new(false);
     if let Some(t) = &args.title {
         // Only a folder holding a run is given a title.
-        if referee::journal::games_path(&args.dir).exists() {
-            referee::journal::save_title(&args.dir, t)?;
+        if referee::play::journal::games_path(&args.dir).exists() {
+            referee::play::journal::save_title(&args.dir, t)?;
         }
     }
     let n = referee::report::write_report(&args.dir, &out, args.title.as_deref(), &progress)?;

@@ -10,9 +10,10 @@ use anyhow::Context;
 use clap::Args;
 
 use super::{GameArgs, TimeArgs};
+use crate::cli::progress::Progress;
 use referee::bot::{BotSpec, BuiltinBots};
 use referee::net::{Protocol, ServeConfig, Server, DEFAULT_LISTEN};
-use referee::output::{Log, Progress};
+use referee::play::Log;
 use referee::with_game;
 
 /// Arguments of `referee serve`.
@@ -96,32 +97,32 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout();
     writeln!(out, "listening on {addr}")?;
     out.flush()?;
-    referee::output::say(&format!(
+    crate::cli::progress::say(&format!(
         "referee: serving {} against '{}' on {addr}: protocol {}, {} rounds per client",
         G::KIND,
         args.bot,
         args.protocol,
         args.rounds
     ));
-    referee::interrupt::install(super::tell)?;
+    referee::play::interrupt::install(super::tell)?;
     let handle = server.spawn()?;
     let sig = loop {
-        if let Some(sig) = referee::interrupt::interrupted() {
+        if let Some(sig) = referee::play::interrupt::interrupted() {
             break sig;
         }
         std::thread::sleep(Duration::from_millis(50));
     };
     handle.shutdown();
-    referee::output::say(&format!(
+    crate::cli::progress::say(&format!(
         "referee: interrupted by {}: the server stopped{}",
-        referee::interrupt::signal_name(sig),
+        referee::play::interrupt::signal_name(sig),
         match &args.out {
             Some(dir) => format!(
                 "; finished rounds are in {}",
-                referee::journal::games_path(dir).display()
+                referee::play::journal::games_path(dir).display()
             ),
             None => String::new(),
         }
     ));
-    Ok(ExitCode::from(referee::interrupt::exit_code(sig)))
+    Ok(ExitCode::from(referee::play::interrupt::exit_code(sig)))
 }

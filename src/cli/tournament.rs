@@ -5,10 +5,11 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use crate::cli::progress::Progress;
 use referee::bot::BuiltinBots;
-use referee::output::Progress;
-use referee::schedule::parse_shard;
-use referee::tournament::{self, RunOptions, TournamentFile};
+use referee::play::schedule::parse_shard;
+use referee::play::RunOptions;
+use referee::tournament::{self, TournamentFile};
 use referee::with_game;
 
 /// Arguments of `referee tournament`.
@@ -96,27 +97,27 @@ fn run_game<G: BuiltinBots>(
         affinity: !args.process.no_affinity,
         title: args.title.clone(),
     };
-    referee::interrupt::install(super::tell)?;
+    referee::play::interrupt::install(super::tell)?;
     let progress = Progress::new(args.json);
     let r = tournament::run::<G>(&t, &opts, &progress)?;
-    if let Some(sig) = referee::interrupt::interrupted() {
+    if let Some(sig) = referee::play::interrupt::interrupted() {
         let done = r.played + r.resumed;
-        referee::output::say(&format!(
+        crate::cli::progress::say(&format!(
             "referee: interrupted by {} after {done} of {} games",
-            referee::interrupt::signal_name(sig),
+            referee::play::interrupt::signal_name(sig),
             r.slice_games
         ));
         match &args.out {
-            Some(dir) => referee::output::say(&format!(
+            Some(dir) => crate::cli::progress::say(&format!(
                 "referee: the finished games are in {}; finish the tournament with:\n  referee tournament {} --out {} --resume{}",
-                referee::journal::games_path(dir).display(),
+                referee::play::journal::games_path(dir).display(),
                 args.file.display(),
                 dir.display(),
                 args.seed.map(|s| format!(" --seed {s}")).unwrap_or_default()
             )),
-            None => referee::output::say("referee: nothing was saved (no --out); run with --out DIR to be able to resume"),
+            None => crate::cli::progress::say("referee: nothing was saved (no --out); run with --out DIR to be able to resume"),
         }
-        return Ok(ExitCode::from(referee::interrupt::exit_code(sig)));
+        return Ok(ExitCode::from(referee::play::interrupt::exit_code(sig)));
     }
     let report = match (&args.out, args.no_report) {
         (Some(dir), false) => super::write_report(dir, r.summary.standings.games, &progress)?,
@@ -127,7 +128,7 @@ fn run_game<G: BuiltinBots>(
     } else {
         print!(
             "{}",
-            referee::output::standings::standings_tables(&r.summary)
+            referee::tournament::standings::standings_tables(&r.summary)
         );
         println!(
             "{}",
@@ -149,21 +150,21 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     if args.dirs[0].join(referee::grade::class::GRADED).is_file() {
         return super::grade::merge_class(&args.dirs, args.out.as_deref(), args.json);
     }
-    let matched = referee::journal::run_kind(&args.dirs[0])?.as_deref() == Some("match");
+    let matched = referee::play::journal::run_kind(&args.dirs[0])?.as_deref() == Some("match");
     let (summary, report) = if matched {
-        let r = referee::head_to_head::merge(&args.dirs, args.out.as_deref(), &progress)?;
+        let r = referee::matches::merge(&args.dirs, args.out.as_deref(), &progress)?;
         (r.summary.clone(), Some(r))
     } else {
         let (_, summary) = tournament::merge(&args.dirs, args.out.as_deref(), &progress)?;
         (summary, None)
     };
     if let Some(dir) = &args.out {
-        let folder = referee::journal::RunFolder::open(dir)?.0;
+        let folder = referee::play::journal::RunFolder::open(dir)?.0;
         // The shards' settings (the first that has them), with their date.
         let shard = args
             .dirs
             .iter()
-            .find_map(|d| referee::journal::read_settings(d).ok().flatten());
+            .find_map(|d| referee::play::journal::read_settings(d).ok().flatten());
         if let Some(mut settings) =
             shard.or_else(|| args.title.as_ref().map(|_| Default::default()))
         {
@@ -178,9 +179,12 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     }
     match (&report, args.json) {
         (Some(r), true) => println!("{}", serde_json::to_string_pretty(&r.to_json())?),
-        (Some(r), false) => print!("{}", referee::output::matches::match_text(r)),
+        (Some(r), false) => print!("{}", referee::matches::output::match_text(r)),
         (None, true) => println!("{}", serde_json::to_string_pretty(&summary.to_json())?),
-        (None, false) => print!("{}", referee::output::standings::standings_tables(&summary)),
+        (None, false) => print!(
+            "{}",
+            referee::tournament::standings::standings_tables(&summary)
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,8 +5,9 @@
 
 use std::io::{BufRead, Write};
 
-use crate::bot::{Bot, BotResult};
+use crate::bot::Bot;
 use crate::game::{Game, Outcome, Seat};
+use crate::protocol::BotResult;
 
 /// Who sits in a seat of a console game.
 pub enum Player<G: Game> {
@@ -95,40 +96,10 @@ pub fn console_game<G: Game>(
     Ok(ConsoleEnd::Finished(outcome))
 }
 
-/// What an assignment program that plays `program_seat` prints, stdin
-/// piped, for a game from `start` through `moves` (ended or not): the
-/// board, then each move's prompt, the program's own moves after its prompt
-/// and nothing after the other player's (typed input is not echoed), and
-/// for a finished game the last board and the end line.
-pub fn expected_transcript<G: Game>(start: &G, moves: &[G::Move], program_seat: Seat) -> String {
-    let mut pos = start.clone();
-    let mut out = pos.render();
-    for &mv in moves {
-        let seat = pos.to_move();
-        out.push_str(&format!("Player {}: ", seat.number()));
-        if seat == program_seat {
-            out.push_str(&format!("{mv}\n"));
-        }
-        pos.play_unchecked(mv);
-        if !pos.is_over() {
-            out.push_str(&pos.render());
-        }
-    }
-    if let Some(o) = pos.outcome() {
-        if let Some(board) = pos.final_render() {
-            out.push_str(&board);
-        }
-        match o {
-            Outcome::Win(s) => out.push_str(&format!("Player {} wins game\n", s.number())),
-            Outcome::Draw => out.push_str("Draw game\n"),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bot::console::expected_transcript;
     use crate::game::TicTacToe;
 
     fn run_console(input: &str, players: &mut [Player<TicTacToe>]) -> (String, ConsoleEnd) {

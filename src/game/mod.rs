@@ -11,6 +11,7 @@ use arrayvec::ArrayVec;
 use rand::Rng;
 
 pub mod grid;
+pub mod judge;
 pub(crate) mod notakto;
 pub mod tictactoe;
 pub mod uttt;

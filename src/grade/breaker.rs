@@ -4,9 +4,10 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use crate::record::{ForfeitReason, GameRecord};
-use crate::runner::{Feed, Next};
-use crate::schedule::Pairing;
+use crate::play::record::GameRecord;
+use crate::play::runner::{Feed, Next};
+use crate::play::schedule::Pairing;
+use crate::protocol::ForfeitReason;
 
 /// Counts the graded bot's timeouts in a row, over every game of a grading
 /// run (all opponents), in the order the games finish.
@@ -120,7 +121,8 @@ impl Feed for BreakerFeed<'_> {
 mod tests {
     use super::*;
     use crate::game::{GameKind, Seat};
-    use crate::record::{Forfeit, Termination};
+    use crate::play::record::Termination;
+    use crate::protocol::Forfeit;
 
     fn game(student_seat: Seat, forfeit: Option<ForfeitReason>) -> GameRecord {
         let mut players = ["optimal".to_string(), "optimal".to_string()];

@@ -12,11 +12,12 @@ use serde::{Deserialize, Serialize};
 use super::rubric::Form;
 use super::{grade, GradeConfig, GradeReport};
 use crate::game::GameKind;
-use crate::output::feedback::{
+use crate::grade::feedback::{
     feedback_markdown, gradescope_results, grading_leaderboard, not_graded, LeaderboardEntry,
 };
-use crate::output::{csv_line, format_points, Observer};
-use crate::record::ForfeitReason;
+use crate::play::text::{csv_line, format_points};
+use crate::play::Observer;
+use crate::protocol::ForfeitReason;
 
 /// One row of the gradebook.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -227,7 +228,7 @@ fn earlier_rows(
                     )],
                 ));
             }
-            let bytes = crate::journal::read_capped(&graded, 256 << 20)?;
+            let bytes = crate::bot::manifest::read_capped(&graded, 256 << 20)?;
             let mut rows: Vec<GradebookRow> = Vec::new();
             let mut notes = Vec::new();
             let mut lines = bytes.split_inclusive(|&b| b == b'\n').enumerate();
@@ -556,7 +557,7 @@ pub fn grade_class(
     check_class_dir(dir)?;
     check_out_dir(&out.dir)?;
     // One grade-all at a time in a folder: two would interleave rows.
-    let _lock = crate::journal::lock(&out.dir)?;
+    let _lock = crate::play::journal::lock(&out.dir)?;
     let class = class_students(dir, &out.dir)?;
     let one = GradeConfig {
         jobs: 1,
@@ -626,7 +627,8 @@ pub fn grade_class(
             .map(|_| {
                 s.spawn(|| -> anyhow::Result<()> {
                     loop {
-                        if crate::interrupt::interrupted().is_some() || stop.load(Ordering::Relaxed)
+                        if crate::play::interrupt::interrupted().is_some()
+                            || stop.load(Ordering::Relaxed)
                         {
                             return Ok(());
                         }
@@ -640,7 +642,7 @@ pub fn grade_class(
                             tally: &tally,
                         };
                         let (row, report) = grade_student(kind, dir, &one, &watch);
-                        if crate::interrupt::interrupted().is_some() {
+                        if crate::play::interrupt::interrupted().is_some() {
                             // Its bot may have been killed by the interruption.
                             return Ok(());
                         }
@@ -1007,7 +1009,7 @@ fn one_line(text: &str) -> String {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("");
     let more = lines.next().is_some();
-    let mut out = crate::output::visible(first);
+    let mut out = crate::play::text::visible(first);
     if more {
         out.push_str(" (more in the feedback page)");
     }
@@ -1052,7 +1054,7 @@ pub fn merge_class(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Vec<Gradebook
     let mut infos: Vec<(ShardInfo, &PathBuf)> = Vec::new();
     for d in dirs {
         let path = d.join(SHARD);
-        let text = crate::journal::read_small_text(&path).with_context(|| {
+        let text = crate::bot::manifest::read_small_text(&path).with_context(|| {
             format!(
                 "{} is not a shard of grade-all (no {SHARD}: was it run with --shard?)",
                 d.display()

@@ -18,8 +18,8 @@ use crate::bot::manifest::{ExternalKind, ExternalSpec};
 use crate::bot::process::BotProcess;
 use crate::bot::{BotSpec, BuiltinSpec, TimeControl};
 use crate::game::{Game, GameOptions, Seat};
+use crate::protocol::ForfeitReason;
 use crate::protocol::{self, Allowance, Begin, Breach, Command, Heard};
-use crate::record::ForfeitReason;
 
 /// Something that answers positions with moves: the bot under test.
 pub trait Oracle<G: Game>: Send {
@@ -127,7 +127,11 @@ impl<G: Game> Pipelined<G> {
 fn describe(b: &Breach, p: &mut BotProcess) -> String {
     let mut text = format!("{}: {}", b.reason, b.detail);
     if let Some(line) = &b.line {
-        let _ = write!(text, "; received \"{}\"", crate::record::escape_line(line));
+        let _ = write!(
+            text,
+            "; received \"{}\"",
+            crate::protocol::escape_line(line)
+        );
     }
     if matches!(b.reason, ForfeitReason::Crash | ForfeitReason::Startup) {
         p.kill();
@@ -253,7 +257,7 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
 impl<G: Game> Drop for Pipelined<G> {
     fn drop(&mut self) {
         if let Some(mut p) = self.process.take() {
-            let end = format!("{}\n", Command::<G>::End(crate::bot::BotResult::Draw));
+            let end = format!("{}\n", Command::<G>::End(crate::protocol::BotResult::Draw));
             p.finish(end.as_bytes(), Duration::from_millis(200));
         }
     }

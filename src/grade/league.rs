@@ -13,12 +13,13 @@ use super::rubric::Form;
 use super::GradeConfig;
 use crate::bot::{BotSpec, BuiltinBots};
 use crate::game::{GameKind, Seat};
-use crate::output::feedback::LeaderboardEntry;
-use crate::output::Observer;
-use crate::runner::{Entrant, RunConfig};
-use crate::stats::Elo;
-use crate::swiss::Seeding;
-use crate::tournament::{self, Plan, RunOptions, RunReport};
+use crate::grade::feedback::LeaderboardEntry;
+use crate::play::runner::{Entrant, RunConfig};
+use crate::play::stats::Elo;
+use crate::play::Observer;
+use crate::play::RunOptions;
+use crate::tournament::swiss::Seeding;
+use crate::tournament::{self, Plan, RunReport};
 
 /// How the class tournament is played.
 #[derive(Clone, Debug)]
@@ -218,7 +219,7 @@ fn play<G: BuiltinBots>(
     let opts = RunOptions {
         jobs: cfg.jobs,
         out: Some(out.to_path_buf()),
-        resume: crate::journal::games_path(out).is_file(),
+        resume: crate::play::journal::games_path(out).is_file(),
         title: league.title.clone(),
         ..RunOptions::default()
     };

@@ -28,8 +28,9 @@ use std::sync::Mutex;
 use super::{outcome_value, Failure, Solved};
 use crate::bot::{Bot, BotSpec, TimeControl};
 use crate::game::{Game, GameOptions, Outcome, Seat};
-use crate::record::{Forfeit, GameRecord};
-use crate::referee::{play_game, GameSetup};
+use crate::play::record::GameRecord;
+use crate::play::referee::{play_game, GameSetup};
+use crate::protocol::Forfeit;
 
 /// How an exploration of lines ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -289,7 +290,7 @@ fn run_wave<G: Solved>(
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1).min(scripts.len()) {
             s.spawn(|| loop {
-                if crate::interrupt::interrupted().is_some() {
+                if crate::play::interrupt::interrupted().is_some() {
                     return;
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
@@ -318,7 +319,7 @@ fn run_wave<G: Solved>(
                         play_game(&setup, bots, names)
                     }
                     Err(e) => {
-                        let p = crate::schedule::Pairing {
+                        let p = crate::play::schedule::Pairing {
                             id: i as u64,
                             players: [0, 1],
                             seed,
@@ -329,8 +330,8 @@ fn run_wave<G: Solved>(
                             Seat::One => [super::STUDENT.into(), "lines".into()],
                             Seat::Two => ["lines".into(), super::STUDENT.into()],
                         };
-                        let f = Forfeit::new(crate::record::ForfeitReason::Startup, e.0);
-                        crate::runner::forfeit_record(&p, names, start, 0, seat, f)
+                        let f = Forfeit::new(crate::protocol::ForfeitReason::Startup, e.0);
+                        crate::play::runner::forfeit_record(&p, names, start, 0, seat, f)
                     }
                 };
                 if let Ok(mut slot) = slots[i].lock() {

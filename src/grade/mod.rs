@@ -17,10 +17,12 @@ mod breaker;
 pub mod catch;
 pub mod class;
 pub mod exhaustive;
+pub mod feedback;
 pub mod league;
 pub(crate) mod lines;
 pub(crate) mod opponent;
 pub mod rubric;
+pub mod text;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -36,13 +38,14 @@ use crate::bot::spec::ProcessSettings;
 use crate::bot::tictactoe as ttt_bot;
 use crate::bot::{notakto as nk_bot, BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{Game, GameKind, GameOptions, Notakto, Outcome, Seat, TicTacToe, Uttt};
-use crate::journal::RunFolder;
-use crate::output::Observer;
-use crate::record::{Forfeit, ForfeitReason, GameRecord};
-use crate::runner::{forfeit_record, run_games_with, Entrant, RunConfig};
-use crate::schedule::{Pairing, Schedule};
+use crate::play::journal::RunFolder;
+use crate::play::record::GameRecord;
+use crate::play::runner::{forfeit_record, run_games_with, Entrant, RunConfig};
+use crate::play::schedule::{Pairing, Schedule};
+use crate::play::standings::Wdl;
+use crate::play::Observer;
+use crate::protocol::{Forfeit, ForfeitReason};
 use crate::seed;
-use crate::standings::Wdl;
 use breaker::{Breaker, BreakerFeed};
 
 /// Games with a perfect solver, which grading uses to judge every move.
@@ -428,12 +431,12 @@ pub fn grade(
         }
         if let Some(folder) = &folder {
             // What the report of the folder shows about the grading.
-            let mut s = crate::journal::RunSettings::new::<G>("grading", &cfg.options);
+            let mut s = crate::play::journal::RunSettings::new::<G>("grading", &cfg.options);
             s.time_ms = Some(cfg.time.move_ms);
             s.startup_ms = Some(cfg.time.startup_ms);
             s.seed = Some(cfg.seed);
             s.games = (!cfg.mode.is_exhaustive()).then_some(cfg.games);
-            s.bots.push(crate::journal::BotAbout::of::<G>(STUDENT, &spec));
+            s.bots.push(crate::play::journal::BotAbout::of::<G>(STUDENT, &spec));
             folder.write_settings(&s)?;
         }
         let mut records = Vec::new();
@@ -1130,7 +1133,7 @@ fn format_report(records: &[GameRecord], name: &str, console: bool) -> Option<Fo
         let Some(seat) = student_seat(r, name) else {
             continue;
         };
-        if r.forfeit.is_some() || r.termination != crate::record::Termination::Normal {
+        if r.forfeit.is_some() || r.termination != crate::play::record::Termination::Normal {
             continue;
         }
         rep.compared += 1;
@@ -1428,7 +1431,7 @@ pub(crate) fn play_games<G: BuiltinBots>(
     // were already under way are dropped.
     let settled = feed.settled.load(Ordering::SeqCst);
     records.retain(|r| index.get(&r.id).is_some_and(|&i| i <= settled));
-    if cfg.breaker.tripped() && crate::interrupt::interrupted().is_none() {
+    if cfg.breaker.tripped() && crate::play::interrupt::interrupted().is_none() {
         // The games the stopped bot did not play: timeout forfeits, so
         // that every scheduled game has its record.
         let played: HashSet<u64> = records.iter().map(|r| r.id).collect();

@@ -36,7 +36,7 @@ use rand_chacha::ChaCha8Rng;
 use super::Solved;
 use crate::bot::{Bot, BotSpec, BuiltinSpec};
 use crate::game::Outcome;
-use crate::record::Forfeit;
+use crate::protocol::Forfeit;
 use crate::seed;
 
 /// The share of moves, past the covered plies, chosen among those that

@@ -14,10 +14,10 @@ use crate::bot::external::ProcessPool;
 use crate::bot::spec::ProcessSettings;
 use crate::bot::{Bot, BotSpec, BuiltinBots, TimeControl};
 use crate::game::GameKind;
-use crate::output::Log;
+use crate::play::standings::Wdl;
+use crate::play::Log;
+use crate::protocol::escape_line;
 use crate::protocol::{Command, PositionText, FORFEIT_REPLY};
-use crate::record::escape_line;
-use crate::standings::Wdl;
 use crate::{seed, with_game};
 
 /// How long `referee connect` waits by default for any line from the server.
@@ -204,7 +204,7 @@ fn session<G: BuiltinBots, R: TimedRead, W: Write>(
                 let bot_seed = b.seed.unwrap_or_else(|| seed::derive(cfg.seed, &[round]));
                 if let Some(mut old) = bot.take() {
                     // A begin without an end: the last round was abandoned.
-                    old.end(crate::bot::BotResult::Draw);
+                    old.end(crate::protocol::BotResult::Draw);
                 }
                 let mut fresh = spec.instantiate::<G>(bot_seed, &time, Some((&pool, 0)))?;
                 match fresh.begin(b.seat, &time) {

@@ -6,7 +6,7 @@
 //! `nc` (greeting, boards, prompts, running score) and `v1`, the stdio bot
 //! protocol's exact lines over the socket, so any bot that plays `referee
 //! match` also plays over TCP. The remote player is a [`crate::bot::Bot`], so
-//! each round is played by [`crate::referee::play_game`] and recorded in the
+//! each round is played by [`crate::play::referee::play_game`] and recorded in the
 //! tournament format.
 
 use std::fmt;

@@ -9,12 +9,14 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use super::line::{LineError, LineReader};
-use crate::bot::{Bot, BotResult, TimeControl};
+use crate::bot::{Bot, TimeControl};
 use crate::game::{Game, GameKind, GameOptions, Seat};
-use crate::output::format_points;
+use crate::play::record::GameRecord;
+use crate::play::standings::Wdl;
+use crate::play::text::format_points;
+use crate::protocol::BotResult;
 use crate::protocol::{self, Allowance, Begin, Command, Heard};
-use crate::record::{Forfeit, ForfeitReason, GameRecord};
-use crate::standings::Wdl;
+use crate::protocol::{Forfeit, ForfeitReason};
 
 /// One client connection: a bounded line reader and a buffered writer.
 pub(crate) struct Conn {

@@ -15,15 +15,16 @@ use anyhow::Context;
 
 use super::remote::{Conn, Remote, TextRemote, V1Remote};
 use super::Protocol;
-use crate::bot::{Bot, BotResult, BotSpec, BuiltinBots, TimeControl};
+use crate::bot::{Bot, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{GameOptions, Seat};
-use crate::journal::{BotAbout, RunFolder, RunSettings};
-use crate::output::format_points;
-use crate::output::Log;
-use crate::record::GameRecord;
-use crate::referee::{play_game, GameSetup};
+use crate::play::journal::{BotAbout, RunFolder, RunSettings};
+use crate::play::record::GameRecord;
+use crate::play::referee::{play_game, GameSetup};
+use crate::play::standings::Wdl;
+use crate::play::text::format_points;
+use crate::play::Log;
+use crate::protocol::BotResult;
 use crate::seed;
-use crate::standings::Wdl;
 
 /// How long a write to a client may block before the client counts as gone:
 /// a client that stops reading must not pin its thread for ever.
@@ -102,7 +103,7 @@ impl Journal {
             if !self.failed.swap(true, Ordering::Relaxed) {
                 // Clients still play (they came for that); the folder keeps
                 // the games up to the failure, and no later one.
-                let text = match e.downcast_ref::<crate::journal::AppendFailed>() {
+                let text = match e.downcast_ref::<crate::play::journal::AppendFailed>() {
                     Some(f) => format!(
                         "cannot write {}: {}; it ends on its last complete game, and the \
                          games from now on are not kept",
@@ -430,14 +431,14 @@ fn play_match<G: BuiltinBots, R: Remote<G>>(
             Seat::Two => [&mut *bot, &mut remote],
         };
         let mut rec = play_game(&setup, bots, names);
-        if crate::interrupt::interrupted().is_some() {
+        if crate::play::interrupt::interrupted().is_some() {
             // The server is stopping and may have killed its own bot.
             break;
         }
         let client_left = rec
             .forfeit
             .as_ref()
-            .is_some_and(|f| f.seat == seat && f.reason == crate::record::ForfeitReason::Crash);
+            .is_some_and(|f| f.seat == seat && f.reason == crate::protocol::ForfeitReason::Crash);
         if client_left && !remote.has_spoken() {
             // Connected and gone without a word (a port scan, a health
             // check): not a player, so not a round.
@@ -495,7 +496,7 @@ mod tests {
         assert_eq!(report.score.games(), 6);
         assert_eq!(report.score.losses, 0, "optimal never loses");
         server.shutdown();
-        let text = std::fs::read_to_string(crate::journal::games_path(&dir)).unwrap();
+        let text = std::fs::read_to_string(crate::play::journal::games_path(&dir)).unwrap();
         let recs: Vec<GameRecord> = text
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -542,7 +543,7 @@ mod tests {
             assert_eq!(r.score.games(), 2);
         }
         server.shutdown();
-        let recs = crate::journal::read_games(&dir).unwrap().records;
+        let recs = crate::play::journal::read_games(&dir).unwrap().records;
         assert_eq!(recs.len(), 8);
         let client = |r: &GameRecord| {
             let seat = r.players.iter().position(|p| p != "random").unwrap();
@@ -556,7 +557,7 @@ mod tests {
             recs.iter().map(client).filter(|n| n != "ada").collect();
         assert_eq!(others.len(), 2, "{others:?}");
         assert!(others.iter().all(|n| n.contains(':')));
-        let settings = crate::journal::read_settings(&dir).unwrap().unwrap();
+        let settings = crate::play::journal::read_settings(&dir).unwrap().unwrap();
         assert_eq!(settings.format, "server");
         assert_eq!(settings.rounds, Some(2));
         // A bad name is refused before anything is sent.

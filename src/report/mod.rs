@@ -11,10 +11,10 @@ use std::path::Path;
 use anyhow::Context;
 use serde::Serialize;
 
-use crate::output::Observer;
-use crate::record::GameRecord;
-use crate::standings::Standings;
-use crate::stats::{elo_trinomial, Elo};
+use crate::play::record::GameRecord;
+use crate::play::standings::Standings;
+use crate::play::stats::{elo_trinomial, Elo};
+use crate::play::Observer;
 
 mod settings;
 pub use settings::Settings;
@@ -344,7 +344,7 @@ pub fn write_report(
     title: Option<&str>,
     observer: &dyn Observer,
 ) -> anyhow::Result<usize> {
-    let games = crate::journal::read_existing_games(dir)?;
+    let games = crate::play::journal::read_existing_games(dir)?;
     for n in &games.notes {
         observer.note(n);
     }
@@ -367,11 +367,13 @@ pub fn write_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Forfeit, ForfeitReason, Termination};
+    use crate::play::record::Termination;
+    use crate::protocol::{Forfeit, ForfeitReason};
 
     fn rec(id: u64, p1: &str, p2: &str, winner: Option<u8>, moves: &[&str]) -> GameRecord {
         let winner = winner.and_then(crate::game::Seat::from_number);
-        let mut r = crate::record::sample(crate::game::GameKind::Uttt, [p1, p2], winner, moves);
+        let mut r =
+            crate::play::record::sample(crate::game::GameKind::Uttt, [p1, p2], winner, moves);
         r.id = id;
         r.seed = id;
         r.start = "x".into();
@@ -405,7 +407,7 @@ mod tests {
         assert_eq!(d.terminations, vec![("normal".to_string(), 3)]);
         // a's 1-1-1 is +0 with a finite interval; c's one win has no upper
         // bound, and the page gets the string "+inf", not a clamped number.
-        let e = elo_trinomial(&crate::standings::Wdl {
+        let e = elo_trinomial(&crate::play::standings::Wdl {
             wins: 1,
             draws: 1,
             losses: 1,
@@ -419,7 +421,7 @@ mod tests {
 
     #[test]
     fn rows_carry_the_winning_line_and_who_moves_first() {
-        let mut won = crate::record::sample(
+        let mut won = crate::play::record::sample(
             crate::game::GameKind::TicTacToe,
             ["a", "b"],
             crate::game::Seat::from_number(1),
@@ -446,21 +448,21 @@ mod tests {
         let r = rec(1, "a", "b", Some(1), &["4 4"]);
         fs::create_dir_all(&dir).unwrap();
         fs::write(
-            crate::journal::games_path(&dir),
+            crate::play::journal::games_path(&dir),
             serde_json::to_string(&r).unwrap() + "\n",
         )
         .unwrap();
         let out = dir.join("r.html");
-        write_report(&dir, &out, None, &crate::output::Silent).unwrap();
+        write_report(&dir, &out, None, &crate::play::Silent).unwrap();
         let html = fs::read_to_string(&out).unwrap();
         // No settings kept: the folder's name, and a note.
         assert!(html.contains("<title>referee report: run</title>"));
         assert!(html.contains("keeps no settings"), "{html}");
-        crate::journal::save_title(&dir, "Week 3 <ladder>").unwrap();
-        write_report(&dir, &out, None, &crate::output::Silent).unwrap();
+        crate::play::journal::save_title(&dir, "Week 3 <ladder>").unwrap();
+        write_report(&dir, &out, None, &crate::play::Silent).unwrap();
         let html = fs::read_to_string(&out).unwrap();
         assert!(html.contains("<title>referee report: Week 3 &lt;ladder&gt;</title>"));
-        write_report(&dir, &out, Some("Other"), &crate::output::Silent).unwrap();
+        write_report(&dir, &out, Some("Other"), &crate::play::Silent).unwrap();
         let html = fs::read_to_string(&out).unwrap();
         assert!(html.contains("<title>referee report: Other</title>"));
         assert!(html.contains("\"folder\":\"run\""));
@@ -511,14 +513,16 @@ mod tests {
         let mut v = serde_json::to_value(&r).unwrap();
         v["extra"] = serde_json::json!({"x": 1});
         let line = v.to_string();
-        let p = crate::journal::games_path(dir);
+        let p = crate::play::journal::games_path(dir);
         fs::write(&p, format!("{line}\n\n{line}\n{}", &line[..20])).unwrap();
-        let got = crate::journal::read_games(dir).unwrap();
+        let got = crate::play::journal::read_games(dir).unwrap();
         assert_eq!(got.records, vec![r.clone(), r]);
         assert_eq!(got.torn.map(|t| t.line), Some(4));
         fs::write(&p, format!("{}\n{line}\n", &line[..20])).unwrap();
-        let err = crate::journal::read_games(dir).unwrap_err().to_string();
+        let err = crate::play::journal::read_games(dir)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(":1: not a game record"), "{err}");
-        assert!(write_report(dir, &dir.join("r.html"), None, &crate::output::Silent).is_err());
+        assert!(write_report(dir, &dir.join("r.html"), None, &crate::play::Silent).is_err());
     }
 }

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::journal::{self, BotAbout, RunSettings};
-use crate::output::Observer;
+use crate::play::journal::{self, BotAbout, RunSettings};
+use crate::play::Observer;
 
 /// The settings block of the page.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

@@ -12,12 +12,12 @@ use toml::Spanned;
 use crate::bot::manifest::{BotManifest, CommandText, ExternalKind, ResourceLimits, SandboxMode};
 use crate::bot::{BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{GameKind, GameOptions};
-use crate::journal::{BotAbout, RunSettings};
-use crate::openings::Openings;
-use crate::runner::{Entrant, RunConfig};
+use crate::play::journal::{BotAbout, RunSettings};
+use crate::play::openings::Openings;
+use crate::play::runner::{Entrant, RunConfig};
 
-use crate::schedule::{Format, Schedule};
-use crate::swiss::{Seeding, Swiss};
+use crate::play::schedule::{Format, Schedule};
+use crate::tournament::swiss::{Seeding, Swiss};
 
 /// A configuration error, already worded as `file:line:column: key: what`.
 #[derive(Debug, thiserror::Error)]
@@ -419,7 +419,7 @@ impl TournamentFile {
     /// Reads and checks a tournament file. `seed` overrides the file's seed.
     pub fn load(path: &Path, seed: Option<u64>) -> Result<TournamentFile, ConfigError> {
         // Capped, like every file a run reads whole.
-        let text = crate::journal::read_small_text(path).map_err(|e| {
+        let text = crate::bot::manifest::read_small_text(path).map_err(|e| {
             ConfigError(match e.downcast_ref::<std::io::Error>() {
                 Some(io) => format!("{}: {io}", path.display()),
                 None => format!("{e:#}"),

@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 
 use crate::game::Game;
-use crate::journal::{self, RunFolder};
-use crate::output::Observer;
-use crate::record::GameRecord;
-use crate::series::{Flow, IdSet, Sequencer, Tally};
-use crate::tournament::report::fingerprint_record;
+use crate::play::journal::{self, RunFolder};
+use crate::play::record::fingerprint_record;
+use crate::play::record::GameRecord;
+use crate::play::series::{Flow, IdSet, Sequencer, Tally};
+use crate::play::Observer;
 
 /// Checks that the folders hold the same run (same configuration, same
 /// bots' programs), naming the first difference; returns the configuration.
@@ -167,11 +167,11 @@ pub(crate) fn merge_games<G: Game>(
             }
         }
         if seq.next_uncounted() < expected.ids.end {
-            bail!(
-                "{} of {total} games are missing (is a shard unfinished or not listed? finish \
-                 it with --resume)",
-                total - count
-            );
+            return Err(journal::RunError::MissingGames {
+                missing: (total - count) as usize,
+                total,
+            }
+            .into());
         }
     }
     if let Some(e) = writing.error {

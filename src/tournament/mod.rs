@@ -1,11 +1,13 @@
 //! Tournaments: a TOML file ([`config`]) becomes a pure schedule
 //! ([`schedule`]) whose games are played in parallel, appended to a run
-//! folder as they finish ([`crate::journal`]) and summed up at the end
+//! folder as they finish ([`crate::play::journal`]) and summed up at the end
 //! ([`report`]).
 
 pub(crate) mod config;
 pub(crate) mod merge;
 pub(crate) mod report;
+pub mod standings;
+pub mod swiss;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -13,47 +15,16 @@ use std::time::Duration;
 use anyhow::bail;
 
 use crate::bot::BuiltinBots;
-use crate::journal::{self, RunFolder};
-use crate::output::Observer;
-use crate::record::GameRecord;
-use crate::runner::{Entrant, RunConfig};
-use crate::series::{play_series, Flow, Games, Series, Tally};
-use crate::standings::Standings;
-use crate::swiss::{Pairer, SwissGames};
+use crate::play::journal::{self, RunFolder};
+use crate::play::record::GameRecord;
+use crate::play::runner::{Entrant, RunConfig};
+use crate::play::series::{play_series, Flow, Games, Series, Tally};
+use crate::play::standings::Standings;
+use crate::play::{Observer, RunOptions};
+use crate::tournament::swiss::{Pairer, SwissGames};
 
 pub use config::{Plan, Tournament, TournamentFile};
 pub use report::{Ranked, Summary, SwissSummary};
-
-/// How to run a tournament (everything that is not in its file).
-#[derive(Clone, Debug)]
-pub struct RunOptions {
-    /// Games played at once.
-    pub jobs: usize,
-    /// Output folder.
-    pub out: Option<PathBuf>,
-    /// Continue the games in `out`.
-    pub resume: bool,
-    /// Play only shard `K` of `N`.
-    pub shard: Option<(u64, u64)>,
-    /// Pin each worker and its bots to one CPU.
-    pub affinity: bool,
-    /// The report's title (`run.json`); a tournament file's `title` when
-    /// not given.
-    pub title: Option<String>,
-}
-
-impl Default for RunOptions {
-    fn default() -> Self {
-        RunOptions {
-            jobs: 1,
-            out: None,
-            resume: false,
-            shard: None,
-            affinity: true,
-            title: None,
-        }
-    }
-}
 
 /// What a run did.
 #[derive(Clone, Debug)]
@@ -94,7 +65,7 @@ impl Tally for TournamentTally<'_> {
 /// The ids of shard `K/N` of `sched`, or every id; a shard count beyond the
 /// schedule's pairs of games (some shards would be empty) is an error.
 pub(crate) fn shard_ids(
-    sched: &crate::schedule::Schedule,
+    sched: &crate::play::schedule::Schedule,
     shard: Option<(u64, u64)>,
 ) -> anyhow::Result<std::ops::Range<u64>> {
     Ok(match shard {
@@ -147,10 +118,11 @@ pub fn run<G: BuiltinBots>(
 /// ```
 /// use referee::bot::BotSpec;
 /// use referee::game::TicTacToe;
-/// use referee::output::Silent;
-/// use referee::runner::{Entrant, RunConfig};
-/// use referee::swiss::Seeding;
-/// use referee::tournament::{self, Plan, RunOptions};
+/// use referee::play::Silent;
+/// use referee::play::runner::{Entrant, RunConfig};
+/// use referee::tournament::swiss::Seeding;
+/// use referee::play::RunOptions;
+/// use referee::tournament::{self, Plan};
 ///
 /// let entrants: Vec<Entrant> = ["optimal", "greedy", "random"]
 ///     .iter()
@@ -257,9 +229,9 @@ struct What<'a> {
     names: Vec<String>,
     plan: &'a Plan,
     cfg: RunConfig,
-    openings: Option<&'a crate::openings::Openings>,
+    openings: Option<&'a crate::play::openings::Openings>,
     config: toml::Table,
-    settings: crate::journal::RunSettings,
+    settings: crate::play::journal::RunSettings,
 }
 
 fn play<G: BuiltinBots>(
@@ -319,7 +291,7 @@ fn play<G: BuiltinBots>(
     };
     // An interrupted run's standings would look final; the games on disk
     // are what is kept, and `--resume` writes the standings when done.
-    if let (Some(folder), None) = (&played.folder, crate::interrupt::interrupted()) {
+    if let (Some(folder), None) = (&played.folder, crate::play::interrupt::interrupted()) {
         write_standings(folder, &summary)?;
     }
     Ok(RunReport {
@@ -337,7 +309,7 @@ pub fn write_standings(folder: &RunFolder, summary: &Summary) -> anyhow::Result<
     folder.write_file("standings.json", json.as_bytes())?;
     folder.write_file(
         "standings.csv",
-        crate::output::standings::standings_csv(summary).as_bytes(),
+        crate::tournament::standings::standings_csv(summary).as_bytes(),
     )?;
     Ok(())
 }
@@ -416,7 +388,7 @@ pub fn merge(
 mod tests {
     use super::*;
     use crate::game::TicTacToe;
-    use crate::output::Silent;
+    use crate::play::Silent;
     use std::path::Path;
 
     fn tournament(seed: u64) -> Tournament {
@@ -571,7 +543,8 @@ mod tests {
     #[test]
     fn swiss_from_code_same_at_any_jobs_resumes_and_refuses_shards() {
         let e = swiss_entrants();
-        let plan = Plan::swiss(5, Some(4), 4, 3, crate::swiss::Seeding::Shuffle).unwrap();
+        let plan =
+            Plan::swiss(5, Some(4), 4, 3, crate::tournament::swiss::Seeding::Shuffle).unwrap();
         let guard = tempfile::tempdir().unwrap();
         let run_in = |dir: &Path, jobs, resume| {
             let opts = RunOptions {

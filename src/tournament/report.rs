@@ -3,92 +3,17 @@
 //! tables, JSON and CSV. All of it is computed from records only.
 
 use std::collections::HashSet;
-use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::{json, Value};
 
+#[cfg(test)]
 use crate::game::Game;
-use crate::record::{ForfeitReason, GameRecord};
-use crate::standings::{score_order, BotStats, Standings};
-use crate::stats::{elo_trinomial, Elo};
-use crate::swiss::Round;
-
-/// A 64-bit fingerprint of a game up to board symmetry: the smallest hash
-/// over the images of its move list under every symmetry. Symmetric games
-/// get the same fingerprint; different games collide with probability
-/// about 2^-64 per pair. Move texts that do not parse are hashed as they are.
-pub(crate) fn fingerprint<G: Game>(moves: &[String]) -> u64 {
-    let mut parsed = Vec::with_capacity(moves.len());
-    for m in moves {
-        match G::parse_move(m) {
-            Ok(mv) => parsed.push(mv),
-            Err(_) => {
-                let mut h = DefaultHasher::new();
-                moves.hash(&mut h);
-                return h.finish();
-            }
-        }
-    }
-    fingerprint_moves::<G>(&parsed)
-}
-
-/// The fingerprint of a whole game: [`fingerprint`] of its moves when it
-/// began at the game's `standard` start (openings from the start are in its
-/// moves); a game from another start position (an opening suite's position)
-/// is hashed with its start and without symmetry reduction, since the
-/// symmetries of its start are not those of the empty board.
-pub(crate) fn fingerprint_record<G: Game>(rec: &GameRecord, standard: &str) -> u64 {
-    if rec.start == standard {
-        return fingerprint::<G>(&rec.moves);
-    }
-    let mut h = MixHasher::default();
-    rec.start.hash(&mut h);
-    rec.moves.hash(&mut h);
-    h.finish()
-}
-
-/// A small fast hasher for fingerprints (multiply-rotate per word, then a
-/// SplitMix64 finish): SipHash's resistance to chosen inputs buys nothing
-/// here and cost more than playing a tic-tac-toe game.
-#[derive(Default)]
-struct MixHasher(u64);
-
-impl Hasher for MixHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u8(&mut self, x: u8) {
-        self.write_u64(x as u64);
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    fn write_usize(&mut self, x: usize) {
-        self.write_u64(x as u64);
-    }
-    fn finish(&self) -> u64 {
-        crate::seed::splitmix64(self.0)
-    }
-}
-
-/// [`fingerprint`] of parsed moves. Hashes the moves themselves rather than
-/// their text: it runs once per game, and formatting every move under every
-/// symmetry cost more than playing the game.
-pub(crate) fn fingerprint_moves<G: Game>(moves: &[G::Move]) -> u64 {
-    (0..G::symmetry_count())
-        .map(|k| {
-            let mut h = MixHasher::default();
-            moves.len().hash(&mut h);
-            for &m in moves {
-                G::map_move(m, k).hash(&mut h);
-            }
-            h.finish()
-        })
-        .min()
-        .unwrap_or(0)
-}
+#[cfg(test)]
+use crate::play::record::{fingerprint_record, GameRecord};
+use crate::play::standings::{score_order, BotStats, Standings};
+use crate::play::stats::{elo_trinomial, Elo};
+use crate::protocol::ForfeitReason;
+use crate::tournament::swiss::Round;
 
 /// Final results of a tournament.
 #[derive(Clone, Debug)]
@@ -370,6 +295,7 @@ fn round1(e: Elo) -> Elo {
 mod tests {
     use super::*;
     use crate::game::TicTacToe;
+    use crate::play::record::fingerprint;
 
     #[test]
     fn symmetric_games_share_a_fingerprint() {
@@ -393,7 +319,7 @@ mod tests {
             moves: vec![],
             times_us: vec![],
             winner: Some(crate::game::Seat::One),
-            termination: crate::record::Termination::Normal,
+            termination: crate::play::record::Termination::Normal,
             forfeit: None,
             final_position: String::new(),
             client: None,
@@ -407,10 +333,10 @@ mod tests {
         assert_eq!(j["bots"][0]["elo_low"], 166.2);
         assert_eq!(j["bots"][0]["elo_high"], "+inf");
         assert_eq!(j["bots"][1]["elo"], "-inf");
-        let csv = crate::output::standings::standings_csv(&s);
+        let csv = crate::tournament::standings::standings_csv(&s);
         assert!(csv.contains(",inf,166.2,inf,"), "{csv}");
         assert!(csv.contains(",-inf,-inf,-166.2,"), "{csv}");
-        let tables = crate::output::standings::standings_tables(&s);
+        let tables = crate::tournament::standings::standings_tables(&s);
         assert!(tables.contains("+inf [+166, +inf]"), "{tables}");
         assert!(!tables.contains("2000"), "{tables}");
     }

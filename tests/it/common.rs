@@ -65,10 +65,10 @@ pub fn builtin_records<G: referee::bot::BuiltinBots>(
     games: u64,
     first_id: u64,
     seed: u64,
-) -> Vec<referee::record::GameRecord> {
+) -> Vec<referee::play::record::GameRecord> {
     use referee::bot::spec::BotSpec;
-    use referee::runner::{run_games, Entrant, RunConfig};
-    use referee::schedule::{Format, Pairing, Schedule};
+    use referee::play::runner::{run_games, Entrant, RunConfig};
+    use referee::play::schedule::{Format, Pairing, Schedule};
     let entrants: Vec<Entrant> = bots
         .iter()
         .map(|b| Entrant {
@@ -100,7 +100,7 @@ pub fn builtin_records<G: referee::bot::BuiltinBots>(
 }
 
 /// Writes records as `dir/games.jsonl`.
-pub fn write_games(dir: &std::path::Path, recs: &[referee::record::GameRecord]) {
+pub fn write_games(dir: &std::path::Path, recs: &[referee::play::record::GameRecord]) {
     std::fs::create_dir_all(dir).expect("create run dir");
     let mut s = String::new();
     for r in recs {

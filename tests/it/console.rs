@@ -126,10 +126,10 @@ fn an_exception_in_a_function_bot_is_a_crash_with_its_traceback() {
 /// Plays `games` games of the console AI (as player 1, the seat the
 /// assignment gives it) against the built-in optimal player, through the
 /// library's referee, two at a time.
-fn console_ai_games(flags: &str, games: u64) -> Vec<referee::record::GameRecord> {
+fn console_ai_games(flags: &str, games: u64) -> Vec<referee::play::record::GameRecord> {
     use referee::bot::{BotSpec, TimeControl};
     use referee::game::{Game, GameOptions, Notakto};
-    use referee::referee::{play_game, GameSetup};
+    use referee::play::referee::{play_game, GameSetup};
     let path = root().join("tests/fixtures/console/notakto_ai.py");
     let text = format!("console:python3 {} {flags}", path.display());
     let spec = BotSpec::resolve::<Notakto>(&text).expect("console bot resolves");
@@ -189,7 +189,7 @@ fn a_console_display_bug_is_a_malformed_forfeit_with_a_diff() {
     let recs = console_ai_games("--display-bug", 2);
     for r in &recs {
         let f = r.forfeit.as_ref().expect("a forfeit");
-        assert_eq!(f.reason, referee::record::ForfeitReason::Malformed);
+        assert_eq!(f.reason, referee::protocol::ForfeitReason::Malformed);
         assert_eq!(f.seat, referee::game::Seat::One);
         assert!(f.detail.contains("--- expected"), "{}", f.detail);
         assert!(f.detail.contains("+A      B      C"), "{}", f.detail);

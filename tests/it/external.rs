@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 
 use referee::bot::external::ExternalBot;
 use referee::bot::manifest::ExternalSpec;
-use referee::bot::{Bot, BotResult, BuiltinSpec, TimeControl};
+use referee::bot::{Bot, BuiltinSpec, TimeControl};
 use referee::game::{Game, Seat, TicTacToe};
-use referee::record::{Forfeit, ForfeitReason, GameRecord, Termination};
-use referee::referee::{play_game, GameSetup};
+use referee::play::record::{GameRecord, Termination};
+use referee::play::referee::{play_game, GameSetup};
+use referee::protocol::BotResult;
+use referee::protocol::{Forfeit, ForfeitReason};
 
 use crate::common::{referee, root};
 

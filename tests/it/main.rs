@@ -10,6 +10,7 @@ mod external;
 mod grade;
 mod grade_all;
 mod grading;
+mod layers;
 mod matches;
 mod net;
 mod play_notakto;

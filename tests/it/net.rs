@@ -10,7 +10,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use referee::net::{play_stream, ConnectConfig};
-use referee::record::GameRecord;
+use referee::play::record::GameRecord;
 
 use crate::common::{referee, stderr, stdout};
 
@@ -292,7 +292,7 @@ fn named_connections_are_one_player_in_the_report() {
     assert_eq!(r.score.games(), 2);
     let recs = server.wait_records(6, |_| true);
     assert_eq!(recs.len(), 6);
-    let st = referee::standings::Standings::from_records(&recs);
+    let st = referee::play::standings::Standings::from_records(&recs);
     let ranked = st.ranked();
     let names: Vec<&str> = ranked.iter().map(|b| b.name.as_str()).collect();
     assert_eq!(names.len(), 3, "{names:?}");

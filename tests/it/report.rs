@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use referee::game::{Game, GameOptions, Notakto, TicTacToe, Uttt};
-use referee::record::{Forfeit, ForfeitReason, GameRecord, Termination};
+use referee::play::record::{GameRecord, Termination};
+use referee::protocol::{Forfeit, ForfeitReason};
 
 use crate::common::{builtin_records, chromium, run, run_chromium, stderr, stdout, write_games};
 
@@ -162,7 +163,7 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
     );
 
     // The leaderboard as the page shows it equals the standings.
-    let st = referee::standings::Standings::from_records(&recs);
+    let st = referee::play::standings::Standings::from_records(&recs);
     let rows = v["leaderboard"].as_array().unwrap();
     let ranked = st.ranked();
     assert_eq!(rows.len(), ranked.len());
@@ -173,9 +174,12 @@ fn report_opens_in_chromium_and_replays_match_the_rules() {
             row[3],
             format!("{}-{}-{}", b.total.wins, b.total.draws, b.total.losses).as_str()
         );
-        let elo = referee::stats::elo_trinomial(&b.total).estimate.0.round();
+        let elo = referee::play::stats::elo_trinomial(&b.total)
+            .estimate
+            .0
+            .round();
         let shown = if elo.is_infinite() {
-            referee::stats::Elo(elo).to_string()
+            referee::play::stats::Elo(elo).to_string()
         } else if elo > 0.0 {
             format!("+{elo}")
         } else {

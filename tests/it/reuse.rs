@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 
 use referee::bot::external::{ExternalBot, ProcessPool};
 use referee::bot::manifest::ExternalSpec;
-use referee::bot::{Bot, BotResult, TimeControl};
+use referee::bot::{Bot, TimeControl};
 use referee::game::{Seat, TicTacToe};
-use referee::record::{ForfeitReason, GameRecord, Termination};
-use referee::referee::{play_game, GameSetup};
+use referee::play::record::{GameRecord, Termination};
+use referee::play::referee::{play_game, GameSetup};
+use referee::protocol::BotResult;
+use referee::protocol::ForfeitReason;
 
 use crate::common::{referee, root, run, stderr, stdout};
 

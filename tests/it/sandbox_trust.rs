@@ -15,8 +15,8 @@ use referee::bot::manifest::{ExternalSpec, SandboxMode};
 use referee::bot::sandbox;
 use referee::bot::{BuiltinSpec, TimeControl};
 use referee::game::TicTacToe;
-use referee::record::{GameRecord, Termination};
-use referee::referee::{play_game, GameSetup};
+use referee::play::record::{GameRecord, Termination};
+use referee::play::referee::{play_game, GameSetup};
 
 use crate::common::{referee, root, run, stderr, stdout};
 

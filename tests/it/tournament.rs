@@ -370,7 +370,7 @@ fn records_of_earlier_versions_read_and_write_back_unchanged() {
     let text = std::fs::read_to_string(dir.join("games-v0.1.jsonl")).expect("fixture");
     let mut n = 0;
     for line in text.lines() {
-        let rec: referee::record::GameRecord = serde_json::from_str(line).expect(line);
+        let rec: referee::play::record::GameRecord = serde_json::from_str(line).expect(line);
         assert_eq!(serde_json::to_string(&rec).unwrap(), line);
         n += 1;
     }

@@ -18,7 +18,7 @@ use super::{
 use crate::game::grid::winning_cells;
 use crate::game::uttt::{line, Uttt, UtttMove};
 use crate::game::{Game, MoveList, Seat};
-use crate::record::Forfeit;
+use crate::protocol::Forfeit;
 
 mod eval;
 #[cfg(test)]

@@ -100,10 +100,10 @@ pub fn grade_report_text(r: &GradeReport) -> String {
             out,
             "move time: median {}, slowest {} over {} moves (first moves: slowest {}, with \
              the {} ms start-up allowance)",
-            super::format_us(t.median_us as f64),
-            super::format_us(t.max_us as f64),
+            crate::play::text::format_us(t.median_us as f64),
+            crate::play::text::format_us(t.max_us as f64),
             t.moves,
-            super::format_us(t.first_max_us as f64),
+            crate::play::text::format_us(t.first_max_us as f64),
             t.startup_ms
         );
     }
@@ -134,15 +134,15 @@ pub fn grade_report_text(r: &GradeReport) -> String {
         }
     }
     if !r.rubric.is_empty() {
-        let mut t = super::table(["", "rubric item", "points", "measured"]);
+        let mut t = crate::play::text::table(["", "rubric item", "points", "measured"]);
         for i in &r.rubric {
             t.add_row(vec![
                 if i.passed { "✓" } else { "✗" }.to_string(),
                 i.name.clone(),
                 format!(
                     "{} / {}",
-                    super::format_points(i.points),
-                    super::format_points(i.max_points)
+                    crate::play::text::format_points(i.points),
+                    crate::play::text::format_points(i.max_points)
                 ),
                 i.detail.clone(),
             ]);
@@ -163,7 +163,7 @@ pub fn grade_report_text(r: &GradeReport) -> String {
 
 /// The gradebook as a table.
 pub fn gradebook_table(rows: &[GradebookRow]) -> String {
-    let mut t = super::table(["student", "verdict", "score", "W-D-L", "forfeits"]);
+    let mut t = crate::play::text::table(["student", "verdict", "score", "W-D-L", "forfeits"]);
     for r in rows {
         t.add_row(vec![
             r.student.clone(),

@@ -5,9 +5,11 @@
 
 use std::time::Instant;
 
-use crate::bot::{Bot, BotResult, TimeControl};
+use crate::bot::{Bot, TimeControl};
 use crate::game::{Game, Outcome, Seat};
-use crate::record::{escape_line, Forfeit, ForfeitReason, GameRecord, Termination};
+use crate::play::record::{GameRecord, Termination};
+use crate::protocol::BotResult;
+use crate::protocol::{escape_line, Forfeit, ForfeitReason};
 
 /// Everything that fixes one game before it is played.
 #[derive(Clone, Debug)]

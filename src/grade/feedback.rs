@@ -8,14 +8,14 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{format_points, format_us};
 use crate::grade::rubric::Rubric;
 use crate::grade::GradeReport;
+use crate::play::text::{format_points, format_us};
 
 /// An inline code span holding `text` whatever backticks it contains
 /// (bot-controlled text such as a line it sent).
 fn code(text: &str) -> String {
-    let text = &crate::output::visible(text);
+    let text = &crate::play::text::visible(text);
     let longest = longest_run(text, '`');
     let fence = "`".repeat(longest + 1);
     let pad = if text.starts_with('`') || text.ends_with('`') || text.is_empty() {
@@ -29,7 +29,7 @@ fn code(text: &str) -> String {
 /// A fenced code block holding `text` (stderr, a command).
 fn block(text: &str) -> String {
     // A bot's bytes: ESC and the like would act on a terminal showing it.
-    let text = &crate::output::visible(text);
+    let text = &crate::play::text::visible(text);
     let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
     format!("{fence}text\n{}\n{fence}\n", text.trim_end())
 }
@@ -45,7 +45,7 @@ fn longest_run(text: &str, c: char) -> usize {
 
 /// Text for a Markdown table cell: one line, pipes escaped.
 fn cell(text: &str) -> String {
-    crate::output::visible(&text.replace('|', "\\|").replace(['\n', '\r'], " "))
+    crate::play::text::visible(&text.replace('|', "\\|").replace(['\n', '\r'], " "))
 }
 
 /// The verdict in one line: `PASS: 90 / 100 points`.
@@ -514,7 +514,7 @@ mod tests {
     use super::*;
     use crate::grade::rubric::ItemScore;
     use crate::grade::{ForfeitedGame, Timing};
-    use crate::record::{Forfeit, ForfeitReason};
+    use crate::protocol::{Forfeit, ForfeitReason};
 
     fn report() -> GradeReport {
         let mut f = Forfeit::new(ForfeitReason::Crash, "the bot exited");

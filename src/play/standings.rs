@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::game::Seat;
-use crate::record::{ForfeitReason, GameRecord};
+use crate::play::record::GameRecord;
+use crate::protocol::ForfeitReason;
 
 /// Wins, draws and losses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,11 +51,11 @@ impl Wdl {
     }
 
     /// Counts one result of this side's.
-    pub(crate) fn record(&mut self, result: crate::bot::BotResult) {
+    pub(crate) fn record(&mut self, result: crate::protocol::BotResult) {
         match result {
-            crate::bot::BotResult::Win => self.wins += 1,
-            crate::bot::BotResult::Draw => self.draws += 1,
-            crate::bot::BotResult::Loss => self.losses += 1,
+            crate::protocol::BotResult::Win => self.wins += 1,
+            crate::protocol::BotResult::Draw => self.draws += 1,
+            crate::protocol::BotResult::Loss => self.losses += 1,
         }
     }
 
@@ -288,11 +289,13 @@ pub(crate) fn score_order(a: &Wdl, b: &Wdl) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Forfeit, Termination};
+    use crate::play::record::Termination;
+    use crate::protocol::Forfeit;
 
     fn rec(p1: &str, p2: &str, winner: Option<u8>, times: Vec<u64>) -> GameRecord {
         let winner = winner.and_then(crate::game::Seat::from_number);
-        let mut r = crate::record::sample(crate::game::GameKind::TicTacToe, [p1, p2], winner, &[]);
+        let mut r =
+            crate::play::record::sample(crate::game::GameKind::TicTacToe, [p1, p2], winner, &[]);
         r.start = ".........".into();
         r.times_us = times;
         r

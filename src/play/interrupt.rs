@@ -11,7 +11,7 @@
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use crate::bot::process;
+use crate::bot::groups;
 
 /// The signal that interrupted the run (0: none yet).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
@@ -44,7 +44,7 @@ pub fn signal_name(signal: i32) -> &'static str {
 /// the signal thread does; also for tests and embedders).
 pub(crate) fn interrupt(signal: i32) {
     SIGNAL.store(signal, Ordering::Release);
-    process::kill_all();
+    groups::stop_all();
 }
 
 /// Starts waiting for SIGINT, SIGTERM and SIGHUP on a thread of its own;
@@ -59,7 +59,7 @@ pub fn install(tell: fn(&str)) -> std::io::Result<()> {
             for sig in signals.forever() {
                 if interrupted().is_some() {
                     // Asked twice: stop now, leaving no bot behind.
-                    process::kill_all();
+                    groups::kill_all();
                     std::process::exit(i32::from(exit_code(sig)));
                 }
                 // Marked first: telling may fail (a closed stderr) and must

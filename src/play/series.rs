@@ -1,5 +1,5 @@
 //! A series: a slice of a schedule's games, played on worker threads into
-//! an optional run folder ([`crate::journal`]) and counted **in id order**.
+//! an optional run folder ([`crate::play::journal`]) and counted **in id order**.
 //! Tournaments and matches are both series; this is the one loop they run.
 //!
 //! The games come from [`Games`]: a fixed [`Schedule`], or a schedule that
@@ -22,6 +22,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -29,14 +30,45 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use crate::bot::BuiltinBots;
-use crate::journal::{self, BotPrint, RunFolder};
-use crate::openings::Openings;
-use crate::output::Observer;
-use crate::record::GameRecord;
-use crate::runner::{run_games_with, Entrant, Feed, Next, RunConfig};
-use crate::schedule::{Pairing, Schedule};
-use crate::tournament::report::fingerprint_record;
-use crate::tournament::RunOptions;
+use crate::play::journal::{self, BotPrint, RunFolder};
+use crate::play::openings::Openings;
+use crate::play::record::fingerprint_record;
+use crate::play::record::GameRecord;
+use crate::play::runner::{run_games_with, Entrant, Feed, Next, RunConfig};
+use crate::play::schedule::{Pairing, Schedule};
+use crate::play::Observer;
+
+/// How to run a series of games (a tournament, a match, a class league):
+/// everything that is not in its configuration.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Games played at once.
+    pub jobs: usize,
+    /// Output folder.
+    pub out: Option<PathBuf>,
+    /// Continue the games in `out`.
+    pub resume: bool,
+    /// Play only shard `K` of `N`.
+    pub shard: Option<(u64, u64)>,
+    /// Pin each worker and its bots to one CPU.
+    pub affinity: bool,
+    /// The report's title (`run.json`); a tournament file's `title` when
+    /// not given.
+    pub title: Option<String>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            jobs: 1,
+            out: None,
+            resume: false,
+            shard: None,
+            affinity: true,
+            title: None,
+        }
+    }
+}
 
 /// Most ids a worker may start past the first game not yet counted. Far
 /// more than the games in flight of any sensible `--jobs` (each worker
@@ -155,7 +187,7 @@ pub(crate) fn play_series<G: BuiltinBots>(
     tally: &mut dyn Tally,
 ) -> anyhow::Result<Played> {
     if opts.resume && opts.out.is_none() {
-        bail!("--resume needs --out DIR (the folder of the run to continue)");
+        return Err(journal::RunError::ResumeWithoutFolder.into());
     }
     let standard = G::start(&s.cfg.options).to_string();
     let mut seq = Sequencer::new(s.ids.start, tally);
@@ -250,9 +282,10 @@ pub(crate) fn play_series<G: BuiltinBots>(
     if let Some(e) = write_error.into_inner().ok().flatten() {
         return Err(match e.downcast_ref::<journal::AppendFailed>() {
             // The folder ends on a whole game: resuming it is safe.
-            Some(_) => anyhow::anyhow!(
-                "{e:#}; make room and run the same command with --resume to finish it"
-            ),
+            Some(_) => journal::RunError::Unfinished {
+                cause: format!("{e:#}"),
+            }
+            .into(),
             None => e,
         });
     }
@@ -517,7 +550,7 @@ mod tests {
             moves: vec![],
             times_us: vec![],
             winner: None,
-            termination: crate::record::Termination::Normal,
+            termination: crate::play::record::Termination::Normal,
             forfeit: None,
             final_position: String::new(),
             client: None,

@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
-use crate::head_to_head::{Ending, MatchReport};
-use crate::stats::{draw_ratio, elo_pentanomial, elo_trinomial, los, nelo_pentanomial};
+use crate::matches::{Ending, MatchReport};
+use crate::play::stats::{draw_ratio, elo_pentanomial, elo_trinomial, los, nelo_pentanomial};
 
-use super::{format_points, format_us, table};
+use crate::play::text::{format_points, format_us, table};
 
 /// The tables and lines `referee match` prints at the end.
 pub fn match_text(r: &MatchReport) -> String {
@@ -80,7 +80,7 @@ pub fn match_text(r: &MatchReport) -> String {
         row("SPRT", sp.test.to_string());
         row("LLR (bounds)", sp.report.to_string());
     }
-    let distinct = super::standings::distinct_text(&r.summary);
+    let distinct = crate::tournament::standings::distinct_text(&r.summary);
     row("distinct games", format!("{distinct} of {}", r.games()));
     let _ = writeln!(out, "{st}");
 
@@ -101,7 +101,7 @@ pub fn match_text(r: &MatchReport) -> String {
             let _ = writeln!(
                 out,
                 "  stderr: {}",
-                crate::record::escape_line(last.as_bytes())
+                crate::protocol::escape_line(last.as_bytes())
             );
         }
     }

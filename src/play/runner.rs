@@ -6,14 +6,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::interrupt;
 use crate::bot::external::{ProcessPool, DEFAULT_POOL};
 use crate::bot::{affinity, BotSpec, BuiltinBots, TimeControl};
 use crate::game::{Game, GameOptions, Seat};
-use crate::openings::Openings;
-use crate::record::{Forfeit, ForfeitReason, GameRecord};
-use crate::referee::{play_game, GameSetup};
-pub use crate::schedule::Pairing;
-use crate::{interrupt, seed};
+use crate::play::openings::Openings;
+use crate::play::record::GameRecord;
+use crate::play::referee::{play_game, GameSetup};
+pub use crate::play::schedule::Pairing;
+use crate::protocol::{Forfeit, ForfeitReason};
+use crate::seed;
 
 /// Settings shared by every game of a run.
 #[derive(Clone, Debug)]
@@ -132,7 +134,7 @@ pub(crate) fn forfeit_record<G: Game>(
         moves: vec![],
         times_us: vec![],
         winner: Some(seat.other()),
-        termination: crate::record::Termination::Forfeit(reason),
+        termination: crate::play::record::Termination::Forfeit(reason),
         forfeit: Some(f),
         final_position: start.to_string(),
         client: None,
@@ -143,7 +145,7 @@ pub(crate) fn forfeit_record<G: Game>(
 /// Plays every pairing on `jobs` threads, calling `on_done` on the calling
 /// thread as each game finishes (in finishing order). Returns the records
 /// sorted by id. Keeps every record: for runs of known, modest size
-/// (grading, tests); long runs stream through [`crate::series`].
+/// (grading, tests); long runs stream through [`crate::play::series`].
 pub fn run_games<G: BuiltinBots>(
     entrants: &[Entrant],
     cfg: &RunConfig,
@@ -346,7 +348,7 @@ mod tests {
             random_plies: 2,
             affinity: true,
         };
-        let pairings: Vec<Pairing> = crate::schedule::Schedule::two_bots(200, 9)
+        let pairings: Vec<Pairing> = crate::play::schedule::Schedule::two_bots(200, 9)
             .pairings()
             .collect();
         let strip = |mut v: Vec<GameRecord>| {

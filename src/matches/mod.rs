@@ -1,38 +1,41 @@
 //! Matches: two bots, games in pairs (one opening, seats swapped), and the
 //! numbers a bot author needs to decide whether a change helped: W-D-L,
 //! Elo with its 95 % interval per game and per pair, normalized Elo, LOS,
-//! draw ratio and the pentanomial pair counts ([`crate::stats`]), with an
+//! draw ratio and the pentanomial pair counts ([`crate::play::stats`]), with an
 //! optional SPRT that ends the match as soon as it is decided.
 //!
-//! A match is a [`crate::series`] of [`Schedule::two_bots`]: its games are
+//! A match is a [`crate::play::series`] of [`Schedule::two_bots`]: its games are
 //! counted in id order, so the running figures, and the pair at which an
 //! SPRT stops, are the same at any `--jobs` (docs/statistics.md, "How a
 //! match counts"). It keeps no game in memory: a match of any length runs in
 //! bounded memory, with its games streamed to `games.jsonl` when it has an
 //! output folder.
 
+pub mod output;
+
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::bail;
 use serde_json::{json, Value};
 
 use crate::bot::BuiltinBots;
-use crate::journal::{BotAbout, RunSettings};
-use crate::openings::Openings;
-use crate::output::Observer;
-use crate::record::{Forfeit, ForfeitReason, GameRecord};
-use crate::runner::{Entrant, RunConfig};
-use crate::schedule::Schedule;
-use crate::series::{play_series, Flow, Series, Tally};
-use crate::standings::{BotStats, Standings, Wdl};
-use crate::stats::{
+use crate::play::journal::{BotAbout, RunSettings};
+use crate::play::openings::Openings;
+use crate::play::record::GameRecord;
+use crate::play::runner::{Entrant, RunConfig};
+use crate::play::schedule::Schedule;
+use crate::play::series::{play_series, Flow, Series, Tally};
+use crate::play::standings::{BotStats, Standings, Wdl};
+use crate::play::stats::{
     draw_ratio, elo_pentanomial, elo_trinomial, los, nelo_pentanomial, Pentanomial, Sprt,
     SprtReport, SprtStatus,
 };
+use crate::play::Observer;
+use crate::play::RunOptions;
+use crate::protocol::{Forfeit, ForfeitReason};
 use crate::tournament::report::Distinct;
-use crate::tournament::{RunOptions, Summary};
+use crate::tournament::Summary;
 
 /// Forfeits whose details a match keeps (the first ones, by game id); the
 /// rest are counted.
@@ -482,22 +485,36 @@ fn settings<G: BuiltinBots>(
     s
 }
 
+/// A match that cannot be played as configured: the data, for the caller
+/// to word (the command line names its flags).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MatchError {
+    /// The number of games is zero or odd.
+    #[error("the number of games must be a positive even number (games come in pairs, seats swapped), got {0}")]
+    OddGames(u64),
+    /// More games than a match plays (2^40).
+    #[error("the number of games must be at most {MAX_GAMES} (2^40), got {0}")]
+    TooManyGames(u64),
+    /// No worker to play the games.
+    #[error("the number of workers must be at least 1")]
+    NoJobs,
+}
+
 /// The most games a match plays.
 pub(crate) const MAX_GAMES: u64 = 1 << 40;
 
 /// Checks a match's number of games: even (games come in pairs), at least
 /// 2 and at most [`MAX_GAMES`] (a match streams its games, so memory does
 /// not grow with the count).
-pub fn check_games(games: u64) -> anyhow::Result<()> {
+pub fn check_games(games: u64) -> Result<(), MatchError> {
     if games == 0 || !games.is_multiple_of(2) {
-        bail!(
-            "--games must be a positive even number (games come in pairs, seats swapped), got {games}"
-        );
+        return Err(MatchError::OddGames(games));
     }
     // The same bound as a tournament's games_per_pairing: far beyond any
     // run, and game ids stay well inside every integer they pass through.
     if games > MAX_GAMES {
-        bail!("--games must be at most {MAX_GAMES} (2^40), got {games}");
+        return Err(MatchError::TooManyGames(games));
     }
     Ok(())
 }
@@ -513,12 +530,12 @@ pub fn run<G: BuiltinBots>(
 ) -> anyhow::Result<MatchReport> {
     check_games(cfg.games)?;
     if opts.jobs == 0 {
-        bail!("--jobs must be at least 1");
+        return Err(MatchError::NoJobs.into());
     }
     let names = [entrants[0].name.clone(), entrants[1].name.clone()];
     let schedule = Schedule::two_bots(cfg.games, cfg.seed);
     if let (Some((k, n)), Some(_)) = (opts.shard, &cfg.sprt) {
-        bail!(
+        anyhow::bail!(
             "--shard {k}/{n} cannot be used with --sprt: the test must see the games in order \
              to stop at the right pair; play a fixed number of games (--games) in shards"
         );
@@ -536,7 +553,7 @@ pub fn run<G: BuiltinBots>(
     let played = play_series::<G>(&series, opts, observer, &mut tally)?;
     let ending = if played.stopped.is_some() {
         Ending::Decided
-    } else if crate::interrupt::interrupted().is_some() {
+    } else if crate::play::interrupt::interrupted().is_some() {
         Ending::Interrupted
     } else {
         Ending::Complete
@@ -556,12 +573,15 @@ pub fn run<G: BuiltinBots>(
 
 /// Writes a match's `standings.json` (its `--json` summary) and
 /// `standings.csv` into its folder.
-fn write_standings(folder: &crate::journal::RunFolder, report: &MatchReport) -> anyhow::Result<()> {
+fn write_standings(
+    folder: &crate::play::journal::RunFolder,
+    report: &MatchReport,
+) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(&report.to_json())? + "\n";
     folder.write_file("standings.json", json.as_bytes())?;
     folder.write_file(
         "standings.csv",
-        crate::output::standings::standings_csv(&report.summary).as_bytes(),
+        crate::tournament::standings::standings_csv(&report.summary).as_bytes(),
     )
 }
 
@@ -577,6 +597,7 @@ pub fn merge(
     observer: &dyn Observer,
 ) -> anyhow::Result<MatchReport> {
     use crate::tournament::merge::{merge_games, open_out, same_run, Expected};
+    use anyhow::bail;
     let config = same_run(dirs)?;
     let shown = dirs[0].display();
     let text = |key: &str| config.get(key).and_then(|v| v.as_str()).map(str::to_string);
@@ -643,14 +664,14 @@ mod tests {
     use super::*;
     use crate::bot::{BotSpec, BuiltinSpec, TimeControl};
     use crate::game::{GameOptions, TicTacToe};
-    use crate::output::Silent;
+    use crate::play::Silent;
 
     #[test]
     fn game_counts_are_even_and_bounded() {
         assert!(check_games(2).is_ok() && check_games(MAX_GAMES).is_ok());
         for bad in [0, 3, MAX_GAMES + 2, u64::MAX - 1] {
             let e = check_games(bad).unwrap_err().to_string();
-            assert!(e.starts_with("--games must be"), "{e}");
+            assert!(e.starts_with("the number of games must be"), "{e}");
         }
     }
 
@@ -728,9 +749,7 @@ mod tests {
                 .to_string();
             assert!(err.contains("positive even number"), "{err}");
         }
-        let err = run::<TicTacToe>(&e, &config(2, None), &jobs(0), &Silent)
-            .unwrap_err()
-            .to_string();
-        assert_eq!(err, "--jobs must be at least 1");
+        let err = run::<TicTacToe>(&e, &config(2, None), &jobs(0), &Silent).unwrap_err();
+        assert_eq!(err.downcast_ref(), Some(&MatchError::NoJobs));
     }
 }

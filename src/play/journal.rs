@@ -33,9 +33,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
-use crate::bot::manifest::ExternalSpec;
+use crate::bot::manifest::{read_capped, read_small_text, ExternalSpec, MAX_SMALL_FILE};
 use crate::bot::BotSpec;
-use crate::record::GameRecord;
+use crate::play::record::GameRecord;
 
 /// The file of finished games in a run folder.
 pub(crate) const GAMES: &str = "games.jsonl";
@@ -52,33 +52,43 @@ pub(crate) const LOCK: &str = ".referee.lock";
 /// longest game with a forfeit's stderr tail is a few KiB).
 pub(crate) const MAX_LINE: u64 = 1 << 20;
 
-/// The largest of the small files a run reads whole (its configuration,
-/// fingerprint and settings; an openings suite; a manifest).
-pub(crate) const MAX_SMALL_FILE: u64 = 16 << 20;
-
-/// Reads `path` whole, refusing more than `cap` bytes (a device such as
-/// `/dev/zero`, or the wrong file, would otherwise fill memory): the
-/// error names the file and the cap.
-pub(crate) fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
-    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut bytes = Vec::new();
-    std::io::Read::take(file, cap + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.len() as u64 > cap {
-        bail!(
-            "{}: larger than {} MiB, so not read (is it the right file?)",
-            path.display(),
-            cap >> 20
-        );
-    }
-    Ok(bytes)
-}
-
-/// [`read_capped`] with [`MAX_SMALL_FILE`], as UTF-8 text.
-pub(crate) fn read_small_text(path: &Path) -> anyhow::Result<String> {
-    String::from_utf8(read_capped(path, MAX_SMALL_FILE)?)
-        .map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))
+/// Why a run could not start, resume or finish in its run folder: the
+/// data, for the caller to word (the command line names its flags).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The games file already holds games and resuming was not asked for.
+    #[error("{} already holds games", .games.display())]
+    HoldsGames {
+        /// The games file.
+        games: PathBuf,
+    },
+    /// Resuming a folder whose configuration differs from this run's.
+    #[error("{} holds a different run: {}", .dir.display(), .differences.join("; "))]
+    DifferentRun {
+        /// The run folder.
+        dir: PathBuf,
+        /// What differs, one item each.
+        differences: Vec<String>,
+    },
+    /// Resuming was asked for without a run folder.
+    #[error("resuming needs a run folder (the folder of the run to continue)")]
+    ResumeWithoutFolder,
+    /// Writing a game failed; the folder ends on a whole game, so the run
+    /// can be resumed once the cause is fixed.
+    #[error("{cause}")]
+    Unfinished {
+        /// The failure, as text.
+        cause: String,
+    },
+    /// Merging found games missing from every folder given.
+    #[error("{missing} of {total} games are missing (is a shard unfinished or not listed?)")]
+    MissingGames {
+        /// Games missing.
+        missing: usize,
+        /// Games of the schedule.
+        total: u64,
+    },
 }
 
 /// The path of the games file of run folder `dir`.
@@ -402,10 +412,10 @@ impl RunFolder {
         // Any byte in the games file is a game, or a torn line of one.
         let has_games = std::fs::metadata(games_path(dir)).is_ok_and(|m| m.len() > 0);
         if has_games && !resume {
-            bail!(
-                "{} already holds games; pass --resume to finish that run, or choose another --out",
-                games_path(dir).display()
-            );
+            return Err(RunError::HoldsGames {
+                games: games_path(dir),
+            }
+            .into());
         }
         let mut notes = Vec::new();
         let cfg_path = dir.join(CONFIG);
@@ -413,11 +423,11 @@ impl RunFolder {
             let old = read_config(dir)?;
             let diffs = config_differences(&old, config);
             if !diffs.is_empty() {
-                bail!(
-                    "{} holds a different run: {}; resume with the same settings (the same file or arguments, and --seed)",
-                    dir.display(),
-                    diffs.join("; ")
-                );
+                return Err(RunError::DifferentRun {
+                    dir: dir.to_path_buf(),
+                    differences: diffs,
+                }
+                .into());
             }
             match read_fingerprint(dir)? {
                 Some(old) => {
@@ -1103,7 +1113,7 @@ mod tests {
     use crate::game::GameKind;
 
     fn rec(id: u64) -> GameRecord {
-        let mut r = crate::record::sample(GameKind::TicTacToe, ["a", "b"], None, &["4"]);
+        let mut r = crate::play::record::sample(GameKind::TicTacToe, ["a", "b"], None, &["4"]);
         r.id = id;
         r.seed = id;
         r.start = ".........".into();
@@ -1143,10 +1153,11 @@ mod tests {
         );
         // Without --resume the folder is refused; with another seed too,
         // naming the key that differs.
-        let e = RunFolder::start(dir, &cfg(1), &[], false)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("--resume"), "{e}");
+        let e = RunFolder::start(dir, &cfg(1), &[], false).unwrap_err();
+        assert!(
+            matches!(e.downcast_ref(), Some(RunError::HoldsGames { .. })),
+            "{e}"
+        );
         let e = RunFolder::start(dir, &cfg(2), &[], true)
             .unwrap_err()
             .to_string();

@@ -11,7 +11,7 @@
 //! an [`Elo`], which prints `+inf`/`-inf` instead of clamping.
 //!
 //! ```
-//! use referee::stats::{elo_pentanomial, Pentanomial, Sprt, SprtStatus};
+//! use referee::play::stats::{elo_pentanomial, Pentanomial, Sprt, SprtStatus};
 //!
 //! let mut p = Pentanomial::default();
 //! p.add_pair(1.0, 0.5); // won one game, drew the other with seats swapped
@@ -31,7 +31,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::standings::Wdl;
+use crate::play::standings::Wdl;
 
 /// Φ⁻¹(0.975): the normal quantile of a two-sided 95 % interval (the value
 /// fastchess uses as `CI95ZSCORE`).

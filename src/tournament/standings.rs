@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
-use super::csv_field;
-use crate::record::ForfeitReason;
-use crate::stats::elo_trinomial;
+use crate::play::stats::elo_trinomial;
+use crate::play::text::csv_field;
+use crate::protocol::ForfeitReason;
 use crate::tournament::Summary;
 
 /// The leaderboard as CSV (`standings.csv`).

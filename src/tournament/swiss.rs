@@ -4,7 +4,7 @@
 //! implements, step by step).
 //!
 //! A round's pairings depend on the results of the rounds before, so unlike
-//! a [`crate::schedule::Schedule`] the games are not a pure function of their
+//! a [`crate::play::schedule::Schedule`] the games are not a pure function of their
 //! id. What is fixed in advance is the shape ([`Swiss`]): the number of
 //! rounds, the pairs per round, each game's id, seats and seed. What a round
 //! needs is made by [`pair_round`] from the results so far ([`History`]),
@@ -16,10 +16,10 @@ use std::sync::RwLock;
 use rand::seq::SliceRandom;
 
 use crate::game::Seat;
-use crate::record::GameRecord;
-use crate::schedule::Pairing;
+use crate::play::record::GameRecord;
+use crate::play::schedule::Pairing;
+use crate::play::series::Games;
 use crate::seed;
-use crate::series::Games;
 
 /// Tag mixed into the seed that shuffles the bots for round 1.
 const SEEDING_TAG: u64 = 0x0073_7769_7373;
@@ -191,7 +191,7 @@ impl Swiss {
         let r = self.round_of(id);
         let couple = (id - r * self.games_per_round()) / 2;
         let pair = round.pairs[self.pair_index(id)];
-        crate::schedule::paired_game(
+        crate::play::schedule::paired_game(
             self.seed,
             id,
             pair,
@@ -864,7 +864,7 @@ mod tests {
     fn record(p: &Pairing, first_wins: bool) -> GameRecord {
         let winner = if first_wins { Some(Seat::One) } else { None };
         let mut r =
-            crate::record::sample(crate::game::GameKind::TicTacToe, ["a", "b"], winner, &[]);
+            crate::play::record::sample(crate::game::GameKind::TicTacToe, ["a", "b"], winner, &[]);
         r.id = p.id;
         r
     }

@@ -1,17 +1,9 @@
-//! Output: everything referee shows people, in one place. Libraries return
-//! data and report progress through an [`Observer`]; the command line turns
-//! data into tables with the functions here, writes CSV with [`csv_field`],
-//! shows durations with [`format_us`], and draws progress with [`Progress`]
-//! (a bar on a terminal, a line every few seconds otherwise, nothing with
-//! `--json`).
-
-pub mod feedback;
-pub mod grade;
-pub mod matches;
-mod progress;
-pub mod standings;
-
-pub use progress::{say, Log, Observer, Progress, Silent};
+//! Text forms every writer above the play layer shares: tables in
+//! referee's style, durations and points as people read them, CSV fields
+//! safe for spreadsheets, and bot-controlled text made visible. The writers
+//! themselves live with their owners (a tournament's standings in
+//! `tournament::standings`, a match's text in `matches::output`, grading's
+//! files in `grade`); drawing progress on a terminal is the command line's.
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
