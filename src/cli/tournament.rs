@@ -152,27 +152,23 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     }
     let matched = referee::play::journal::run_kind(&args.dirs[0])?.as_deref() == Some("match");
     let (summary, report) = if matched {
-        let r = referee::matches::merge(&args.dirs, args.out.as_deref(), &progress)?;
+        let r = referee::matches::merge(
+            &args.dirs,
+            args.out.as_deref(),
+            args.title.as_deref(),
+            &progress,
+        )?;
         (r.summary.clone(), Some(r))
     } else {
-        let (_, summary) = tournament::merge(&args.dirs, args.out.as_deref(), &progress)?;
+        let (_, summary) = tournament::merge(
+            &args.dirs,
+            args.out.as_deref(),
+            args.title.as_deref(),
+            &progress,
+        )?;
         (summary, None)
     };
     if let Some(dir) = &args.out {
-        let folder = referee::play::journal::RunFolder::open(dir)?.0;
-        // The shards' settings (the first that has them), with their date.
-        let shard = args
-            .dirs
-            .iter()
-            .find_map(|d| referee::play::journal::read_settings(d).ok().flatten());
-        if let Some(mut settings) =
-            shard.or_else(|| args.title.as_ref().map(|_| Default::default()))
-        {
-            if args.title.is_some() {
-                settings.title = args.title.clone();
-            }
-            folder.write_settings(&settings)?;
-        }
         if !args.no_report {
             referee::report::write_report(dir, &dir.join("report.html"), None, &progress)?;
         }

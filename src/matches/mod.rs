@@ -594,6 +594,7 @@ fn write_standings(
 pub fn merge(
     dirs: &[std::path::PathBuf],
     out: Option<&std::path::Path>,
+    title: Option<&str>,
     observer: &dyn Observer,
 ) -> anyhow::Result<MatchReport> {
     use crate::tournament::merge::{merge_games, open_out, same_run, Expected};
@@ -641,7 +642,7 @@ pub fn merge(
         }
         Ok(())
     };
-    let folder = out.map(|d| open_out(d, &config)).transpose()?;
+    let folder = out.map(|d| open_out(d, &config, dirs, title)).transpose()?;
     let mut tally = MatchTally::new(&names, games, None, 0, observer);
     let report = crate::with_game!(kind, G => {
         let expected = Expected {

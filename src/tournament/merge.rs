@@ -180,8 +180,16 @@ pub(crate) fn merge_games<G: Game>(
     Ok(())
 }
 
-/// Opens `dir` as the merged run's folder: it must hold no games yet.
-pub(crate) fn open_out(dir: &Path, config: &toml::Table) -> anyhow::Result<RunFolder> {
+/// Opens `dir` as the merged run's folder (it must hold no games yet) and
+/// writes the run's configuration and settings there: the shards'
+/// settings (the first that has them, with its date), titled `title` when
+/// given.
+pub(crate) fn open_out(
+    dir: &Path,
+    config: &toml::Table,
+    shards: &[PathBuf],
+    title: Option<&str>,
+) -> anyhow::Result<RunFolder> {
     let (folder, games) = RunFolder::open(dir)?;
     if !games.records.is_empty() {
         bail!(
@@ -190,5 +198,14 @@ pub(crate) fn open_out(dir: &Path, config: &toml::Table) -> anyhow::Result<RunFo
         );
     }
     folder.write_file(journal::CONFIG, toml::to_string(config)?.as_bytes())?;
+    let settings = shards
+        .iter()
+        .find_map(|d| journal::read_settings(d).ok().flatten());
+    if let Some(mut settings) = settings.or_else(|| title.map(|_| Default::default())) {
+        if let Some(t) = title {
+            settings.title = Some(t.to_string());
+        }
+        folder.write_settings(&settings)?;
+    }
     Ok(folder)
 }

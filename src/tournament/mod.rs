@@ -323,6 +323,7 @@ pub fn write_standings(folder: &RunFolder, summary: &Summary) -> anyhow::Result<
 pub fn merge(
     dirs: &[PathBuf],
     out: Option<&Path>,
+    title: Option<&str>,
     observer: &dyn Observer,
 ) -> anyhow::Result<(toml::Table, Summary)> {
     let config = merge::same_run(dirs)?;
@@ -344,7 +345,9 @@ pub fn merge(
             first.display()
         ),
     };
-    let folder = out.map(|d| merge::open_out(d, &config)).transpose()?;
+    let folder = out
+        .map(|d| merge::open_out(d, &config, dirs, title))
+        .transpose()?;
     let total = schedule.total();
     let names = &file.names;
     let check = |r: &GameRecord| -> anyhow::Result<()> {
@@ -467,7 +470,7 @@ mod tests {
             run_in(d, 2, Some((k as u64 + 1, 3)));
         }
         let out = tmp(&guard, "merged");
-        let (_, merged) = merge(&shards, Some(&out), &Silent).unwrap();
+        let (_, merged) = merge(&shards, Some(&out), None, &Silent).unwrap();
         assert_eq!(untimed(&merged), untimed(&a.summary));
         // The merged folder holds every game once, in id order.
         let ids: Vec<u64> = journal::read_games(&out)
@@ -479,9 +482,9 @@ mod tests {
         assert_eq!(ids, (0..60).collect::<Vec<u64>>());
         // A shard given twice is refused, naming the folder.
         let twice = [shards[0].clone(), shards[0].clone()];
-        let e = merge(&twice, None, &Silent).unwrap_err().to_string();
+        let e = merge(&twice, None, None, &Silent).unwrap_err().to_string();
         assert!(e.contains("also in another folder"), "{e}");
-        assert!(merge(&shards[..2], None, &Silent)
+        assert!(merge(&shards[..2], None, None, &Silent)
             .unwrap_err()
             .to_string()
             .contains("missing"));
@@ -637,7 +640,7 @@ mod tests {
         };
         let r = run::<TicTacToe>(&t, &opts, &Silent).unwrap();
         assert_eq!((r.played, r.summary.scheduled), (8, 8));
-        let e = merge(&[d], None, &Silent).unwrap_err().to_string();
+        let e = merge(&[d], None, None, &Silent).unwrap_err().to_string();
         assert!(e.contains("Swiss"), "{e}");
     }
 }
