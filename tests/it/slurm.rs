@@ -375,4 +375,47 @@ fn sharded_runs_on_a_real_slurm_merge_to_the_unsharded_results() {
         std::fs::read_to_string(out.join("logs/merge-again.out")).unwrap_or_default()
     );
     assert_eq!(standings(out.join("merged").to_str().unwrap()), expected);
+
+    // A class graded in 3 shards and merged: the unsharded gradebook.
+    let class = work.join("class");
+    let good = "import sys\nfor line in sys.stdin:\n    w = line.split()\n    \
+        if w and w[0] == 'turn':\n        b = w[1]\n        \
+        print(next(i for i in [4,0,2,6,8,1,3,5,7] if b[i] == '.'), flush=True)\n";
+    for (name, text) in [
+        ("ann", good),
+        ("ben", "import sys\nsys.exit(3)\n"),
+        ("cat", good),
+        ("dan", "print('4')\n"),
+        ("eve", good),
+    ] {
+        std::fs::create_dir_all(class.join(name)).unwrap();
+        std::fs::write(class.join(name).join("bot.py"), text).unwrap();
+    }
+    let class_s = class.to_str().unwrap();
+    let grade = ["grade-all", "tictactoe", "--games", "4", class_s];
+    let whole = work.join("grades-whole");
+    let o = referee()
+        .args(grade)
+        .arg("--out")
+        .arg(&whole)
+        .output()
+        .unwrap();
+    assert!(o.status.code().is_some(), "{}", crate::common::stderr(&o));
+    let out = work.join("g3");
+    let mut args = vec!["3", out.to_str().unwrap()];
+    args.extend(grade);
+    let (_, merge, ok) = submit_and_wait(&cluster, &args);
+    assert!(
+        ok,
+        "the class merge failed: {}",
+        std::fs::read_to_string(out.join("logs/merge.out")).unwrap_or_default()
+    );
+    assert_eq!(cluster.job_state(&merge), "COMPLETED");
+    for f in ["gradebook.json", "gradebook.csv", "grades.csv"] {
+        assert_eq!(
+            std::fs::read_to_string(out.join("merged").join(f)).unwrap(),
+            std::fs::read_to_string(whole.join(f)).unwrap(),
+            "{f}"
+        );
+    }
 }
