@@ -26,6 +26,8 @@ mod forced_wins;
 pub mod net;
 #[cfg(test)]
 mod net_tools;
+#[cfg(test)]
+mod pinned;
 mod playout;
 mod policy;
 mod prior;
