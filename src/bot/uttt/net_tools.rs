@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 use super::eval::tests::env;
 use super::net::{
@@ -75,7 +75,7 @@ fn match_game(
     max_plies: u32,
     sample_before: usize,
 ) -> (Vec<Seen>, Vec<Uttt>, Option<Outcome>) {
-    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut model = UctModel::default();
     let mut theirs = Vec::new();
     let mut engines = [Mcts::new(cfg, rng.random()), Mcts::new(cfg, rng.random())];
@@ -720,7 +720,7 @@ impl Kind {
 /// Trains a network of `kind` with Adam on `train` (each sample under a
 /// random symmetry each epoch), printing the held-out figures after every
 /// epoch; returns the parameters.
-fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut SmallRng) -> Vec<f32> {
+fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut ChaCha8Rng) -> Vec<f32> {
     let epochs = env("NET_EPOCHS", 12);
     let batch = env("NET_BATCH", 512).max(1);
     let lr0 = env("NET_LR", 20) as f32 / 10_000.0;
@@ -735,7 +735,7 @@ fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut SmallRng) -> Vec
         .collect();
     // He initialisation of the weights, zero biases.
     let mut p = vec![0f32; params];
-    let normal = |n: usize, fan_in: usize, rng: &mut SmallRng| -> Vec<f32> {
+    let normal = |n: usize, fan_in: usize, rng: &mut ChaCha8Rng| -> Vec<f32> {
         let sd = (2.0 / fan_in as f32).sqrt();
         (0..n)
             .map(|_| {
@@ -856,7 +856,7 @@ fn train_network() {
     let data = env_text("NET_DATA", "target/uttt-net-data.txt");
     let z_share = env("NET_Z_PERCENT", 50) as f32 / 100.0;
     let out = env_text("NET_OUT", &format!("target/uttt-{name}-net.bin"));
-    let mut rng = SmallRng::seed_from_u64(env("NET_SEED", 1) as u64);
+    let mut rng = ChaCha8Rng::seed_from_u64(env("NET_SEED", 1) as u64);
     // The network to recentre on, checked before the data is read and
     // the network trained.
     let recenter = (env("NET_RECENTER", 0) != 0).then(|| {
@@ -935,7 +935,7 @@ fn check_gradient(
 
 #[test]
 fn the_trainers_network_is_the_engines() {
-    let mut rng = SmallRng::seed_from_u64(3);
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
     let p: Vec<f32> = (0..PARAMS).map(|_| rng.random_range(-0.3..0.3)).collect();
     let net = ValueNet::from_flat(&p);
     assert_eq!(net.flatten(), p);
@@ -951,7 +951,7 @@ fn the_trainers_network_is_the_engines() {
 
 #[test]
 fn recentring_restores_the_first_networks_mean_level() {
-    let mut rng = SmallRng::seed_from_u64(5);
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
     let p0: Vec<f32> = (0..PARAMS).map(|_| rng.random_range(-0.2..0.2)).collect();
     let mut samples = Samples::default();
     for pos in super::playout::tests::sample_positions(13, 30) {
@@ -975,7 +975,7 @@ fn recentring_restores_the_first_networks_mean_level() {
 
 #[test]
 fn the_gradient_matches_finite_differences() {
-    let mut rng = SmallRng::seed_from_u64(4);
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
     let p: Vec<f32> = (0..PARAMS).map(|_| rng.random_range(-0.2..0.2)).collect();
     let pos = super::playout::tests::sample_positions(12, 5)[3];
     let mut f = [0u16; MAX_ACTIVE];
@@ -1065,7 +1065,7 @@ fn data_games_record_searched_positions_and_results() {
 
 #[test]
 fn the_policy_gradient_matches_finite_differences() {
-    let mut rng = SmallRng::seed_from_u64(6);
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
     let p: Vec<f32> = (0..PolicyNet::PARAMS)
         .map(|_| rng.random_range(-0.2..0.2))
         .collect();
@@ -1097,7 +1097,7 @@ fn the_policy_gradient_matches_finite_differences() {
 
 #[test]
 fn the_trainers_policy_is_the_engines() {
-    let mut rng = SmallRng::seed_from_u64(7);
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
     let p: Vec<f32> = (0..PolicyNet::PARAMS)
         .map(|_| rng.random_range(-0.3..0.3))
         .collect();

@@ -23,8 +23,8 @@
 
 use std::time::Instant;
 
-use rand::rngs::SmallRng;
 use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 
 use crate::game::uttt::{Uttt, UtttMove};
 use crate::game::{Game, Outcome, Seat};
@@ -155,7 +155,7 @@ impl UctModel {
         iterations: u32,
         deadline: Option<Instant>,
         max_nodes: usize,
-        rng: &mut SmallRng,
+        rng: &mut ChaCha8Rng,
     ) -> Option<Choice> {
         if root.is_over() {
             return None;
@@ -217,7 +217,7 @@ impl UctModel {
 
     /// One iteration below `idx` (position `pos`); returns the result for
     /// the player who moved into `idx` and whether it is a proof.
-    fn step(&mut self, idx: usize, pos: &Uttt, rng: &mut SmallRng) -> (i8, bool) {
+    fn step(&mut self, idx: usize, pos: &Uttt, rng: &mut ChaCha8Rng) -> (i8, bool) {
         if let Some(s) = self.nodes[idx].solved {
             return (s, true);
         }
@@ -291,7 +291,7 @@ mod tests {
     fn the_model_takes_a_win_in_one_and_repeats_for_a_seed() {
         // Positions with a win in one, found by random play and checked
         // against the game itself.
-        let mut rng = SmallRng::seed_from_u64(3);
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
         let mut found = 0;
         for _ in 0..400 {
             let mut p = Uttt::new();
@@ -308,7 +308,7 @@ mod tests {
                 if !wins.is_empty() {
                     let mut model = UctModel::default();
                     let c = model
-                        .choose(&p, 200, None, 1 << 20, &mut SmallRng::seed_from_u64(1))
+                        .choose(&p, 200, None, 1 << 20, &mut ChaCha8Rng::seed_from_u64(1))
                         .expect("a move");
                     assert!(wins.contains(&c.mv), "{p}: {} is no win", c.mv);
                     assert!(c.proven);
@@ -323,7 +323,13 @@ mod tests {
         let p = play(&[(4, 4), (4, 0)]);
         let run = |seed| {
             UctModel::default()
-                .choose(&p, 3000, None, 1 << 20, &mut SmallRng::seed_from_u64(seed))
+                .choose(
+                    &p,
+                    3000,
+                    None,
+                    1 << 20,
+                    &mut ChaCha8Rng::seed_from_u64(seed),
+                )
                 .expect("a move")
         };
         assert_eq!(run(5), run(5));
@@ -353,7 +359,7 @@ mod tests {
         let p = play(&[(4, 4), (4, 0), (0, 4)]);
         let n = p.legal_moves().len() as u32;
         let mut model = UctModel::default();
-        let mut rng = SmallRng::seed_from_u64(9);
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
         model.choose(&p, n, None, 1 << 20, &mut rng);
         let root = model.nodes[0];
         assert_eq!(root.visits, n);
@@ -369,7 +375,7 @@ mod tests {
     fn the_model_stops_at_the_deadline_and_the_node_cap() {
         let p = play(&[(4, 4)]);
         let mut model = UctModel::default();
-        let mut rng = SmallRng::seed_from_u64(2);
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
         let past = Instant::now();
         let c = model
             .choose(&p, u32::MAX, Some(past), 1 << 20, &mut rng)
@@ -387,7 +393,7 @@ mod tests {
 
     fn play_out() -> Uttt {
         let mut p = Uttt::new();
-        let mut rng = SmallRng::seed_from_u64(4);
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
         while let Some(mv) = p.random_move(&mut rng) {
             p.play_unchecked(mv);
         }
