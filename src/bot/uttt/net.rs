@@ -355,7 +355,7 @@ impl ValueNet {
 
     /// The output's logit for the features `active`.
     #[inline]
-    pub(super) fn logit(&self, active: &[u16]) -> f32 {
+    pub fn logit(&self, active: &[u16]) -> f32 {
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
             // SAFETY: the CPU has the features the function is compiled for.
