@@ -12,89 +12,47 @@
 //! phase of the game (ten plies), over all games so far, so that it gets
 //! the same wall time as our engine under the same load (the rate measured
 //! alone from the empty board, before the games, only starts it off). Our
-//! engine runs with `time_ms`. The table gives both engines' average time
-//! per move. `PEERS_ITERS=N` gives MCTSBot a fixed N iterations instead.
+//! engine runs with a time budget. The table gives both engines' average
+//! time per move. `--iters N` gives MCTSBot a fixed N iterations instead.
 //! The pairs' openings (two random plies) are drawn from a seed, the time
-//! per move by default; `PEERS_SEED=N` draws them from N instead, so that a
-//! second run adds games on new openings rather than replaying the first's.
-//! `PEERS_DRAW=D` (draw contempt), `PEERS_PRIOR=W` (the prior's weight),
-//! `PEERS_TAPER=1` (tapered expansion), `PEERS_MINIMAX=A` (the weight of
-//! implicit minimax backups), `PEERS_FITTED_EVAL=0|1` (the leaf
-//! evaluation: the fitted model or the macro-line one) and `PEERS_NET_MIX=L`
-//! (the value network's share of each leaf's value, 1 for no playouts; the
-//! network is the built-in one or the file `PEERS_NET_WEIGHTS`) and
-//! `PEERS_NET_POLICY=1` (the prior from the policy network, the built-in
-//! one or the file `PEERS_POLICY_NET_WEIGHTS`) and `PEERS_SWINDLE=1` (at a
-//! root proven a draw, the drawn move the value network likes most) and
-//! `PEERS_C=C` (the exploration constant), `PEERS_DRAW_FADE=N` (draw
-//! contempt fading to none over the first N plies), `PEERS_DRAW_UNPROVEN=1`
-//! (contempt for the draw network's foreseen draws only, not for finished
-//! or proven ones), `PEERS_DRAW_OURS=1` (contempt in our own choices
-//! only, the opponent's replies searched without it) and
-//! `PEERS_PUCT=C` (PUCT selection with constant C instead of UCB1 and the
-//! progressive bias), `PEERS_FPU=R` (first-play urgency's reduction) and
-//! `PEERS_TEMP=T` (the temperature of PUCT's prior), `PEERS_OPP=M`
-//! (PUCT's constant at the opponent's nodes, times M), `PEERS_MODEL=B`
-//! (the opponent model: the opponent's replies chosen by random playouts'
-//! means at weight B), `PEERS_TRAP=1` (at a proven root, the move after
-//! which a plain UCT model of MCTSBot most likely blunders) and
-//! `PEERS_DRAW_NET=FILE` (a
-//! network trained with `NET_KIND=draw`: with `PEERS_DRAW`, contempt for
-//! the draws it foresees at the leaves) and `PEERS_OPPONENT_NET=FILE` (a
-//! value network for the leaves where MCTSBot is to move, trained on the
-//! UCT opponent's side of `NET_OPPONENT_ITERS` data) and
-//! `PEERS_OPPONENT_POLICY=FILE` (a policy network for the priors of
-//! MCTSBot's moves in our tree, trained on its own choices: see
-//! `PEERS_EXPORT_MOVES`) and `PEERS_REPLY_NET=FILE` with `PEERS_REPLY=M`
-//! (our choices read their replies' values mixed at weight M with the
-//! expectation under that network's probabilities of them) change our
-//! engine's settings, to
-//! try a lever against MCTSBot. The settings that differ from the defaults
-//! and the network files are printed before the table.
+//! per move by default; `--seed N` draws them from N instead, so that a
+//! second run adds games on new openings rather than replaying the
+//! first's. `--puct`, `--fpu`, `--value-net` and `--policy-net` change our
+//! engine's settings, to try them against MCTSBot.
 //!
 //! Each pair's two games (one opening, both seats) also count as a pair:
 //! the line after the table gives the pentanomial counts and the Elo per
-//! pair. `PEERS_GAMES=FILE` appends one line per game to FILE (time per
-//! move, openings' seed, pair, our seat, our points, plies, the moves
-//! with our root value after each of ours; tab separated),
-//! so that two runs on the same openings can be compared game by game.
-//! `PEERS_REPLAY=FILE` plays again, instead, the games of such a log that
-//! our engine did not win (same openings and seats), and `PEERS_OUR_MS=N`
-//! gives our engine N ms a move while MCTSBot keeps the run's time: with
-//! both, whether the games drawn or lost at equal time are won with more
-//! time, that is, whether they are lost to strength or locked by the
-//! opening.
+//! pair. `--games-log FILE` appends one line per game to FILE (time per
+//! move, openings' seed, pair, our seat, our points, plies, the moves with
+//! our root value after each of ours; tab separated), so that two runs on
+//! the same openings can be compared game by game. `--replay FILE` plays
+//! again, instead, the games of such a log that our engine did not win
+//! (same openings and seats), and `--our-ms N` gives our engine N ms a move
+//! while MCTSBot keeps the run's time: with both, whether the games drawn
+//! or lost at equal time are won with more time, that is, whether they are
+//! lost to strength or locked by the opening.
 //!
-//! `PEERS_EXPORT_MOVES=LOG[,LOG...]` instead writes to standard output,
-//! as training data for `NET_KIND=policy` (the format of the engine's
-//! `value_net_data`), every move MCTSBot chose with two or more legal
-//! moves in the games of such logs: the position, and its legal moves
-//! with the one played as the only one visited.
-//!
-//! `PEERS_MODEL_CHECK=N` (with `PEERS_MODEL_ITERS=K`, default 5000)
-//! instead checks that model against MCTSBot itself: on N positions from
-//! random play both search twice with K iterations, and the distances
-//! between their root visit shares are printed (MCTSBot against itself,
-//! the model against itself, the two against each other).
-//!
-//! Run: `cd peers && cargo run --release -- [GAMES] [MS,MS,...]`
-//! (defaults: 200 games at 100 ms), games on `PEERS_THREADS` threads at
-//! once (default: the number of cores; the rates are measured first, alone).
+//! Run: `cd lab/peers && cargo run --release -- [--games N] [--ms MS,MS]`
+//! (defaults: 200 games at 100 ms), games on `--threads` threads at once
+//! (default: the number of cores; the rates are measured first, alone).
+//! A workspace of its own, so that nothing in referee's workspace compiles
+//! board-game.
 
 use std::collections::HashMap;
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use board_game::ai::mcts::MCTSBot;
 use board_game::ai::Bot as PeerBot;
 use board_game::board::{Board as PeerBoard, Outcome as PeerOutcome, Player};
 use board_game::games::sttt::{Coord, STTTBoard};
+use clap::Parser;
 use rand::SeedableRng as _;
 use rand08::SeedableRng as _;
-use referee::bot::uttt::net::network_from_env;
-use referee::bot::uttt::{Mcts, PolicyNet, SearchConfig, UctModel, ValueNet};
+use referee::bot::uttt::lab::{Mcts, PolicyNet, SearchConfig, ValueNet};
 use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
 use referee::standings::Wdl;
 use referee::stats::{elo_pentanomial, elo_trinomial, Pentanomial};
@@ -111,7 +69,7 @@ fn from_peer(c: Coord) -> Option<UtttMove> {
 
 fn playouts_per_second() -> (f64, f64) {
     let span = Duration::from_secs(3);
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
     let start = Instant::now();
     let mut ours = 0u64;
     let mut wins = 0u64;
@@ -183,7 +141,7 @@ fn phase(ply: usize) -> usize {
 /// second by phase, which set its budget.
 struct PeerClock {
     ms: u64,
-    /// A fixed budget (`PEERS_ITERS`) instead of a timed one.
+    /// A fixed budget (`--iters`) instead of a timed one.
     fixed: Option<u64>,
     /// The rate measured before the games, for a phase not yet timed.
     start_rate: f64,
@@ -269,9 +227,10 @@ fn play_game(
     ours: Seat,
     clock: &PeerClock,
     our_ms: u64,
-    base: SearchConfig,
+    ours_setup: (SearchConfig, Nets),
     seed: u64,
 ) -> (f64, usize, String) {
+    let (base, nets) = ours_setup;
     let mut pos = Uttt::new();
     let mut peer = STTTBoard::default();
     for &mv in opening {
@@ -285,53 +244,8 @@ fn play_game(
         ..base
     };
     let mut engine = Mcts::new(cfg, seed);
-    static VALUE: OnceLock<ValueNet> = OnceLock::new();
-    static POLICY: OnceLock<PolicyNet> = OnceLock::new();
-    engine.set_value_net(network(
-        &VALUE,
-        "PEERS_NET_WEIGHTS",
-        ValueNet::builtin,
-        ValueNet::load,
-    ));
-    engine.set_policy_net(network(
-        &POLICY,
-        "PEERS_POLICY_NET_WEIGHTS",
-        PolicyNet::builtin,
-        PolicyNet::load,
-    ));
-    static DRAW: OnceLock<ValueNet> = OnceLock::new();
-    if let Some(net) = optional_net(&DRAW, "PEERS_DRAW_NET", ValueNet::builtin, ValueNet::load) {
-        engine.set_draw_net(net);
-    }
-    static OPPONENT: OnceLock<ValueNet> = OnceLock::new();
-    let opponent = optional_net(
-        &OPPONENT,
-        "PEERS_OPPONENT_NET",
-        ValueNet::builtin,
-        ValueNet::load,
-    );
-    if let Some(net) = opponent {
-        engine.set_opponent_value_net(net);
-    }
-    static OPPONENT_POLICY: OnceLock<PolicyNet> = OnceLock::new();
-    let opponent_policy = optional_net(
-        &OPPONENT_POLICY,
-        "PEERS_OPPONENT_POLICY",
-        PolicyNet::builtin,
-        PolicyNet::load,
-    );
-    if let Some(net) = opponent_policy {
-        engine.set_opponent_policy_net(net);
-    }
-    static REPLY: OnceLock<PolicyNet> = OnceLock::new();
-    if let Some(net) = optional_net(
-        &REPLY,
-        "PEERS_REPLY_NET",
-        PolicyNet::builtin,
-        PolicyNet::load,
-    ) {
-        engine.set_reply_net(net);
-    }
+    engine.set_value_net(nets.0);
+    engine.set_policy_net(nets.1);
     let mut rng = rand08::rngs::SmallRng::seed_from_u64(seed ^ 0x5eed);
     let mut ply = opening.len();
     let mut record = String::new();
@@ -390,118 +304,6 @@ fn play_game(
     (result.points(ours), ply, record)
 }
 
-/// How closely referee's model of a plain UCT opponent (`UctModel`, the
-/// trap choice's) plays like MCTSBot: on `n` positions from random play
-/// (10-50 plies), MCTSBot and the model each search twice with `iters`
-/// iterations on different seeds, and the mean total-variation distance
-/// between root visit shares and the rate of equal moves are printed for
-/// MCTSBot against itself, the model against itself and the two against
-/// each other. A faithful model is as far from MCTSBot as MCTSBot is
-/// from itself.
-fn model_check(n: usize, iters: u64) {
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(77);
-    let mut model = UctModel::default();
-    let shares = |v: &[(UtttMove, u64)]| -> HashMap<UtttMove, f64> {
-        let total = v.iter().map(|&(_, c)| c).sum::<u64>().max(1) as f64;
-        v.iter().map(|&(m, c)| (m, c as f64 / total)).collect()
-    };
-    let tv = |a: &HashMap<UtttMove, f64>, b: &HashMap<UtttMove, f64>| {
-        let mut d = 0.0;
-        for (m, x) in a {
-            d += (x - b.get(m).copied().unwrap_or(0.0)).abs();
-        }
-        for (m, y) in b {
-            if !a.contains_key(m) {
-                d += y;
-            }
-        }
-        d / 2.0
-    };
-    let (mut tv_bb, mut tv_mm, mut tv_bm) = (0.0, 0.0, 0.0);
-    let (mut eq_bb, mut eq_mm, mut eq_bm) = (0, 0, 0);
-    let mut done = 0;
-    while done < n {
-        let plies = rand::Rng::random_range(&mut rng, 10..50);
-        let mut pos = Uttt::new();
-        let mut peer = STTTBoard::default();
-        for _ in 0..plies {
-            let Some(mv) = pos.random_move(&mut rng) else {
-                break;
-            };
-            pos.play_unchecked(mv);
-            peer.play(to_peer(mv))
-                .expect("the same move is legal on both boards");
-        }
-        if pos.is_over() || pos.legal_moves().len() < 2 {
-            continue;
-        }
-        let theirs = |seed: u64| {
-            let mut r = rand08::rngs::SmallRng::seed_from_u64(seed);
-            let mut bot = MCTSBot::new(iters, 2.0, &mut r);
-            let tree = bot.build_tree(&peer);
-            let root = &tree[0];
-            let visits: Vec<(UtttMove, u64)> = root
-                .children
-                .map(|c| {
-                    c.iter()
-                        .map(|i| {
-                            let node = &tree[i];
-                            let mv = node.last_move.and_then(from_peer).expect("a move");
-                            (mv, u64::try_from(node.visits).unwrap_or(0))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            (from_peer(tree.best_move()).expect("a move"), visits)
-        };
-        let mut ours = |seed: u64| {
-            let mut r = rand::rngs::SmallRng::seed_from_u64(seed);
-            let c = model
-                .choose(
-                    &pos,
-                    u32::try_from(iters).unwrap_or(u32::MAX),
-                    None,
-                    1 << 24,
-                    &mut r,
-                )
-                .expect("a move");
-            let visits: Vec<(UtttMove, u64)> =
-                c.visits.iter().map(|&(m, v)| (m, u64::from(v))).collect();
-            (c.mv, visits)
-        };
-        let seed = done as u64 * 2;
-        let (b1, b2) = (theirs(seed), theirs(seed + 1));
-        let (m1, m2) = (ours(seed), ours(seed + 1));
-        let (sb1, sb2, sm1, sm2) = (shares(&b1.1), shares(&b2.1), shares(&m1.1), shares(&m2.1));
-        tv_bb += tv(&sb1, &sb2);
-        tv_mm += tv(&sm1, &sm2);
-        tv_bm += (tv(&sb1, &sm1) + tv(&sb2, &sm2)) / 2.0;
-        eq_bb += usize::from(b1.0 == b2.0);
-        eq_mm += usize::from(m1.0 == m2.0);
-        eq_bm += usize::from(b1.0 == m1.0) + usize::from(b2.0 == m2.0);
-        done += 1;
-    }
-    let k = n.max(1) as f64;
-    println!("{n} positions, {iters} iterations a search");
-    println!("| pair | mean total-variation distance of root visit shares | same move |");
-    println!("|---|---|---|");
-    println!(
-        "| MCTSBot, MCTSBot (two seeds) | {:.3} | {:.1} % |",
-        tv_bb / k,
-        100.0 * eq_bb as f64 / k
-    );
-    println!(
-        "| model, model (two seeds) | {:.3} | {:.1} % |",
-        tv_mm / k,
-        100.0 * eq_mm as f64 / k
-    );
-    println!(
-        "| MCTSBot, model | {:.3} | {:.1} % |",
-        tv_bm / k,
-        50.0 * eq_bm as f64 / k
-    );
-}
-
 /// A move in the per-game log: its board's digit, then its cell's (`40`
 /// is board 4, cell 0).
 fn move_digits(mv: UtttMove) -> String {
@@ -510,7 +312,7 @@ fn move_digits(mv: UtttMove) -> String {
 
 /// The first `n` pairs' openings drawn from `seed`: two random plies each.
 fn openings(seed: u64, n: usize) -> Vec<Vec<UtttMove>> {
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     (0..n)
         .map(|_| {
             let mut opening = Vec::new();
@@ -525,7 +327,7 @@ fn openings(seed: u64, n: usize) -> Vec<Vec<UtttMove>> {
         .collect()
 }
 
-/// The games of a `PEERS_GAMES` log that our engine did not win, as
+/// The games of a `--games-log` log that our engine did not win, as
 /// (openings' seed, pair, our seat), in the log's order; the error names
 /// the file and line.
 fn replay_games(path: &str) -> Result<Vec<(u64, usize, Seat)>, String> {
@@ -533,8 +335,8 @@ fn replay_games(path: &str) -> Result<Vec<(u64, usize, Seat)>, String> {
     parse_replay(&text).map_err(|e| format!("{path}:{e}"))
 }
 
-/// One game of a `PEERS_GAMES` log.
-struct LoggedGame<'a> {
+/// One game of a `--games-log` log.
+struct LoggedGame {
     /// The openings' seed.
     seed: u64,
     pair: usize,
@@ -542,19 +344,17 @@ struct LoggedGame<'a> {
     seat: Seat,
     /// Our points.
     points: f64,
-    /// The moves, space separated, ours with `=` and our root's value.
-    moves: &'a str,
 }
 
-/// The games of a `PEERS_GAMES` log's text; the error starts with the
+/// The games of a `--games-log` log's text; the error starts with the
 /// line.
-fn logged_games(text: &str) -> Result<Vec<LoggedGame<'_>>, String> {
+fn logged_games(text: &str) -> Result<Vec<LoggedGame>, String> {
     let mut games = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split('\t').collect();
         let bad = |what: &str| format!("{}: {what}", i + 1);
         if fields.len() != 7 {
-            return Err(bad("expected a PEERS_GAMES line (7 tab-separated fields)"));
+            return Err(bad("expected a --games-log line (7 tab-separated fields)"));
         }
         games.push(LoggedGame {
             seed: fields[1].parse().map_err(|_| bad("bad openings' seed"))?,
@@ -565,7 +365,6 @@ fn logged_games(text: &str) -> Result<Vec<LoggedGame<'_>>, String> {
                 _ => return Err(bad("our seat is not 1 or 2")),
             },
             points: fields[4].parse().map_err(|_| bad("bad points"))?,
-            moves: fields[6],
         });
     }
     Ok(games)
@@ -580,63 +379,18 @@ fn parse_replay(text: &str) -> Result<Vec<(u64, usize, Seat)>, String> {
         .collect())
 }
 
-/// MCTSBot's choices in a `PEERS_GAMES` log's games, as training lines
-/// for a policy network (game, position, MCTSBot's points twice, then
-/// every legal move as `BC:visits`, the one played with 1 and the others
-/// with 0); positions with one legal move are left out. Each game's
-/// number comes from its openings' seed, pair and seat, so that the
-/// trainer holds out whole games. The error starts with the line.
-fn opponent_moves(text: &str) -> Result<String, String> {
-    let mut data = String::new();
-    for (i, g) in logged_games(text)?.into_iter().enumerate() {
-        let bad = |what: &str| format!("{}: {what}", i + 1);
-        let ours = g.seat;
-        let theirs = 1.0 - g.points;
-        let game = (g.seed * 1_000_000 + g.pair as u64) * 2 + u64::from(ours == Seat::Two);
-        let mut pos = Uttt::new();
-        for (ply, word) in g.moves.split(' ').enumerate() {
-            let digits = word.split('=').next().unwrap_or("").as_bytes();
-            let mv = match digits {
-                [b, c] => UtttMove::new(b.wrapping_sub(b'0'), c.wrapping_sub(b'0')),
-                _ => None,
-            }
-            .filter(|&mv| pos.is_legal(mv))
-            .ok_or_else(|| bad(&format!("move {} '{word}' is not a legal move", ply + 1)))?;
-            let moves = pos.legal_moves();
-            if ply >= 2 && pos.to_move() != ours && moves.len() >= 2 {
-                let visits: Vec<String> = moves
-                    .iter()
-                    .map(|&m| format!("{}:{}", move_digits(m), u8::from(m == mv)))
-                    .collect();
-                data.push_str(&format!(
-                    "{game} {pos} {theirs} {theirs} {}\n",
-                    visits.join(",")
-                ));
-            }
-            pos.play_unchecked(mv);
-        }
-    }
-    Ok(data)
-}
-
-/// The per-game log of `PEERS_GAMES`: the file, opened for appending, or
-/// `None` when the variable is not set (a file that cannot be opened ends
-/// the run with an error; a write that fails sets it back to `None`).
-fn games_log() -> Mutex<Option<std::fs::File>> {
-    let Ok(path) = std::env::var("PEERS_GAMES") else {
-        return Mutex::new(None);
+/// The per-game log of `--games-log`: the file, opened for appending,
+/// or `None` without one (a write that fails sets it back to `None`).
+fn games_log(path: &Option<PathBuf>) -> Result<Mutex<Option<std::fs::File>>, String> {
+    let Some(path) = path else {
+        return Ok(Mutex::new(None));
     };
-    match std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&path)
-    {
-        Ok(f) => Mutex::new(Some(f)),
-        Err(e) => {
-            eprintln!("PEERS_GAMES={path}: {e}");
-            std::process::exit(2);
-        }
-    }
+        .open(path)
+        .map(|f| Mutex::new(Some(f)))
+        .map_err(|e| format!("--games-log {}: {e}", path.display()))
 }
 
 /// One line of the per-game log: time per move, openings' seed, pair, our
@@ -658,227 +412,112 @@ fn log_line(
     format!("{ms}\t{seed}\t{pair}\t{seat}\t{points}\t{plies}\t{moves}\n")
 }
 
-/// A whole number >= 1 from the environment variable `name`, if set;
-/// anything else set there ends the run with an error.
-fn env_count(name: &str) -> Option<u64> {
-    let v = std::env::var(name).ok()?;
-    match v.parse() {
-        Ok(n) if n >= 1 => Some(n),
-        _ => {
-            eprintln!("{name}='{v}' is not a whole number >= 1");
-            std::process::exit(2);
-        }
-    }
+/// Our engine's networks.
+type Nets = (&'static ValueNet, &'static PolicyNet);
+
+/// The comparison's settings.
+#[derive(Parser, Debug)]
+#[command(
+    name = "referee-peers",
+    about = "referee's UTTT engine against board-game's MCTSBot"
+)]
+struct Args {
+    /// Games per time per move (even: pairs of games from one opening).
+    #[arg(long, default_value_t = 200)]
+    games: u64,
+    /// Times per move in ms, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "100")]
+    ms: Vec<u64>,
+    /// Games played at once (default: the number of cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// A fixed number of iterations a move for MCTSBot instead of its
+    /// clock.
+    #[arg(long)]
+    iters: Option<u64>,
+    /// The openings' seed (default: the time per move).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Our engine's time per move, when it differs from MCTSBot's.
+    #[arg(long)]
+    our_ms: Option<u64>,
+    /// Append one line per game to this file.
+    #[arg(long)]
+    games_log: Option<PathBuf>,
+    /// Play again the games of such a log that our engine did not win.
+    #[arg(long)]
+    replay: Option<PathBuf>,
+    /// Our PUCT constant.
+    #[arg(long)]
+    puct: Option<f32>,
+    /// Our PUCT first-play reduction.
+    #[arg(long)]
+    fpu: Option<f32>,
+    /// Our value network file (default: the built-in one).
+    #[arg(long)]
+    value_net: Option<PathBuf>,
+    /// Our policy network file (default: the built-in one).
+    #[arg(long)]
+    policy_net: Option<PathBuf>,
 }
 
-/// A number from the environment variable `name`, if set, within `range`;
-/// anything else set there ends the run with an error.
-fn env_number(name: &str, range: std::ops::RangeInclusive<f32>) -> Option<f32> {
-    let v = std::env::var(name).ok()?;
-    match v.parse::<f32>() {
-        Ok(x) if range.contains(&x) => Some(x),
-        _ => {
-            eprintln!(
-                "{name}='{v}' is not a number from {} to {}",
-                range.start(),
-                range.end()
-            );
-            std::process::exit(2);
-        }
-    }
-}
-
-/// Our engine's settings: the defaults, with the knobs `PEERS_DRAW` (draw
-/// contempt: what a draw is worth to our engine, 0.5 neutral),
-/// `PEERS_PRIOR` (the prior's weight), `PEERS_TAPER=1` (tapered
-/// expansion near the node cap), `PEERS_MINIMAX` (implicit minimax
-/// backups' weight), `PEERS_FITTED_EVAL` (their leaf evaluation) and
-/// `PEERS_SWINDLE=1` (at a proven-draw root, the drawn move the value
-/// network likes most) and `PEERS_C` (the exploration constant) for
-/// trying a lever against MCTSBot.
-fn our_config() -> SearchConfig {
-    let mut cfg = SearchConfig::optimal();
-    if let Some(w) = env_number("PEERS_PRIOR", 0.0..=10.0) {
-        cfg.prior_weight = w;
-    }
-    if let Some(d) = env_number("PEERS_DRAW", 0.0..=1.0) {
-        cfg.draw_value = d;
-    }
-    if let Some(on) = env_switch("PEERS_TAPER") {
-        cfg.taper_expansion = on;
-    }
-    if let Some(a) = env_number("PEERS_MINIMAX", 0.0..=1.0) {
-        cfg.minimax_weight = a;
-    }
-    if let Some(on) = env_switch("PEERS_FITTED_EVAL") {
-        cfg.fitted_eval = on;
-        // Each evaluation's own steepness.
-        cfg.eval_weight = if on { 1.0 } else { 0.5 };
-    }
-    if let Some(l) = env_number("PEERS_NET_MIX", 0.0..=1.0) {
-        cfg.net_eval = true;
-        cfg.value_mix = l;
-    }
-    if let Some(on) = env_switch("PEERS_NET_POLICY") {
-        cfg.net_policy = on;
-    }
-    if let Some(on) = env_switch("PEERS_SWINDLE") {
-        cfg.swindle = on;
-    }
-    if let Some(c) = env_number("PEERS_C", 0.05..=3.0) {
-        cfg.exploration = c;
-    }
-    if let Some(n) = env_count("PEERS_DRAW_FADE") {
-        cfg.draw_fade_plies = u32::try_from(n).unwrap_or(u32::MAX);
-    }
-    if let Some(on) = env_switch("PEERS_DRAW_UNPROVEN") {
-        cfg.contempt_unproven_only = on;
-    }
-    if let Some(on) = env_switch("PEERS_DRAW_OURS") {
-        cfg.contempt_ours_only = on;
-    }
-    if let Some(c) = env_number("PEERS_PUCT", 0.0..=10.0) {
-        cfg.puct = c;
-    }
-    if let Some(r) = env_number("PEERS_FPU", -1.0..=1.0) {
-        cfg.puct_fpu = r;
-    }
-    if let Some(t) = env_number("PEERS_TEMP", 0.1..=10.0) {
-        cfg.puct_temperature = t;
-    }
-    if let Some(m) = env_number("PEERS_MODEL", 0.0..=1.0) {
-        cfg.opponent_model = m;
-    }
-    if let Some(m) = env_number("PEERS_OPP", 0.1..=10.0) {
-        cfg.puct_opponent = m;
-    }
-    if let Some(on) = env_switch("PEERS_TRAP") {
-        cfg.trap = on;
-    }
-    if let Some(m) = env_number("PEERS_REPLY", 0.0..=1.0) {
-        cfg.reply_weight = m;
-    }
-    cfg
-}
-
-/// [`network_from_env`], or the end of the run with its error.
-fn network<N: Send + Sync>(
-    cell: &'static OnceLock<N>,
-    var: &str,
+/// A network file loaded for the rest of the run, or the built-in one.
+fn network<N>(
+    path: &Option<PathBuf>,
     builtin: fn() -> &'static N,
     load: fn(&str) -> Result<N, String>,
-) -> &'static N {
-    network_from_env(cell, var, builtin, load).unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(2)
-    })
-}
-
-/// The network loaded from the file `var` names, or `None` when `var` is
-/// unset: the networks that are off unless a run asks for them.
-fn optional_net<N: Send + Sync>(
-    cell: &'static OnceLock<N>,
-    var: &str,
-    builtin: fn() -> &'static N,
-    load: fn(&str) -> Result<N, String>,
-) -> Option<&'static N> {
-    std::env::var_os(var)?;
-    Some(network(cell, var, builtin, load))
-}
-
-/// A 0-or-1 knob from the environment, if set; anything else is an error
-/// that stops the run.
-fn env_switch(name: &str) -> Option<bool> {
-    let v = std::env::var(name).ok()?;
-    match v.as_str() {
-        "1" => Some(true),
-        "0" => Some(false),
-        _ => {
-            eprintln!("{name}='{v}' is not 0 or 1");
-            std::process::exit(2);
-        }
+) -> Result<&'static N, String> {
+    match path {
+        None => Ok(builtin()),
+        Some(p) => Ok(Box::leak(Box::new(load(&p.to_string_lossy())?))),
     }
+}
+
+/// Ends the run with `error`.
+fn fail(error: String) -> ! {
+    eprintln!("referee-peers: error: {error}");
+    std::process::exit(2)
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let games: u64 = match args.first().map(|s| s.parse()) {
-        None => 200,
-        Some(Ok(n)) if n >= 2 => n,
-        _ => {
-            eprintln!("usage: referee-peers [GAMES (even, >= 2)] [MS,MS,...]");
-            std::process::exit(2);
-        }
-    };
-    let times: Vec<u64> = match args.get(1) {
-        None => vec![100],
-        Some(s) => match s.split(',').map(|t| t.trim().parse()).collect() {
-            Ok(v) => v,
-            Err(_) => {
-                eprintln!("bad time list '{s}': expected milliseconds like 100,1000");
-                std::process::exit(2);
-            }
-        },
-    };
+    let args = Args::parse();
+    let games = (args.games.max(2) / 2) * 2;
+    let times = args.ms.clone();
     // Games run on this many threads at once (each game alternates between
     // the two engines, so one thread keeps one core busy).
-    let threads = env_count("PEERS_THREADS").map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        |n| n as usize,
-    );
-    let fixed = env_count("PEERS_ITERS");
-    let opening_seed = env_count("PEERS_SEED");
-    let our_ms = env_count("PEERS_OUR_MS");
-    let replay = std::env::var("PEERS_REPLAY").ok().map(|path| {
-        replay_games(&path).unwrap_or_else(|e| {
-            eprintln!("PEERS_REPLAY={e}");
-            std::process::exit(2)
-        })
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let (fixed, opening_seed, our_ms) = (args.iters, args.seed, args.our_ms);
+    let replay = args.replay.as_ref().map(|path| {
+        replay_games(&path.to_string_lossy()).unwrap_or_else(|e| fail(format!("--replay {e}")))
     });
-    if let Ok(logs) = std::env::var("PEERS_EXPORT_MOVES") {
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        for path in logs.split(',') {
-            let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
-                eprintln!("PEERS_EXPORT_MOVES={path}: {e}");
-                std::process::exit(2)
-            });
-            let data = opponent_moves(&text).unwrap_or_else(|e| {
-                eprintln!("PEERS_EXPORT_MOVES={path}:{e}");
-                std::process::exit(2)
-            });
-            if let Err(e) = out.write_all(data.as_bytes()).and_then(|()| out.flush()) {
-                eprintln!("PEERS_EXPORT_MOVES: standard output: {e}");
-                std::process::exit(2)
-            }
-        }
-        return;
-    }
-    if let Some(n) = env_count("PEERS_MODEL_CHECK") {
-        model_check(n as usize, env_count("PEERS_MODEL_ITERS").unwrap_or(5000));
-        return;
-    }
-    let base = our_config();
-    if (base.reply_weight != 0.0) != std::env::var_os("PEERS_REPLY_NET").is_some() {
-        eprintln!("PEERS_REPLY and PEERS_REPLY_NET go together: the weight and the network it weighs replies by");
-        std::process::exit(2);
-    }
-    let log = games_log();
-    if base != SearchConfig::optimal() {
+    let defaults = SearchConfig::optimal();
+    let base = SearchConfig {
+        puct: args.puct.unwrap_or(defaults.puct),
+        puct_fpu: args.fpu.unwrap_or(defaults.puct_fpu),
+        ..defaults
+    };
+    let nets: Nets = (
+        network(&args.value_net, ValueNet::builtin, ValueNet::load)
+            .unwrap_or_else(|e| fail(format!("--value-net: {e}"))),
+        network(&args.policy_net, PolicyNet::builtin, PolicyNet::load)
+            .unwrap_or_else(|e| fail(format!("--policy-net: {e}"))),
+    );
+    let log = games_log(&args.games_log).unwrap_or_else(|e| fail(e));
+    if base != defaults {
         println!(
-            "ours: draw {} (PEERS_DRAW), prior weight {} (PEERS_PRIOR), tapered expansion {} (PEERS_TAPER), minimax weight {} (PEERS_MINIMAX), fitted evaluation {} (PEERS_FITTED_EVAL), value network {} mixed {} (PEERS_NET_MIX), policy network {} (PEERS_NET_POLICY), swindle {} (PEERS_SWINDLE), exploration {} (PEERS_C), contempt fading over {} plies (PEERS_DRAW_FADE, 0: never), for unproven draws only {} (PEERS_DRAW_UNPROVEN), for our choices only {} (PEERS_DRAW_OURS), PUCT {} (PEERS_PUCT, 0: off) with first-play reduction {} (PEERS_FPU) and prior temperature {} (PEERS_TEMP), opponent's constant times {} (PEERS_OPP), opponent model {} (PEERS_MODEL), trap choice {} (PEERS_TRAP), reply expectation's weight {} (PEERS_REPLY)",
-            base.draw_value, base.prior_weight, base.taper_expansion, base.minimax_weight, base.fitted_eval, base.net_eval, base.value_mix, base.net_policy, base.swindle, base.exploration, base.draw_fade_plies, base.contempt_unproven_only, base.contempt_ours_only, base.puct, base.puct_fpu, base.puct_temperature, base.puct_opponent, base.opponent_model, base.trap, base.reply_weight
+            "ours: PUCT {} with first-play reduction {}",
+            base.puct, base.puct_fpu
         );
     }
-    for var in [
-        "PEERS_NET_WEIGHTS",
-        "PEERS_POLICY_NET_WEIGHTS",
-        "PEERS_DRAW_NET",
-        "PEERS_OPPONENT_NET",
-        "PEERS_OPPONENT_POLICY",
-        "PEERS_REPLY_NET",
+    for (flag, file) in [
+        ("--value-net", &args.value_net),
+        ("--policy-net", &args.policy_net),
     ] {
-        if let Ok(file) = std::env::var(var) {
-            println!("ours: {var}={file}");
+        if let Some(file) = file {
+            println!("ours: {flag} {}", file.display());
         }
     }
     let (ours, theirs) = playouts_per_second();
@@ -894,8 +533,8 @@ fn main() {
         let clock = PeerClock::new(ms, fixed, bg);
         // The games: both seats of each pair's opening (two random plies,
         // drawn up front so that the pairs are the same whatever the number
-        // of threads), or those of `PEERS_REPLAY`. The openings' seed is
-        // the time per move unless `PEERS_SEED` gives another (to add games
+        // of threads), or those of `--replay`. The openings' seed is
+        // the time per move unless `--seed` gives another (to add games
         // on new openings).
         let seed = opening_seed.unwrap_or(ms);
         let jobs = match &replay {
@@ -933,7 +572,7 @@ fn main() {
                         seat,
                         &clock,
                         our_ms.unwrap_or(ms),
-                        base,
+                        (base, nets),
                         (pair * 2 + k) as u64,
                     );
                     let mut file = log.lock().expect("no thread panicked");
@@ -943,7 +582,7 @@ fn main() {
                         // games and the table still count.
                         if let Err(e) = f.write_all(line.as_bytes()) {
                             *file = None;
-                            eprintln!("\nPEERS_GAMES: {e}; no more games logged");
+                            eprintln!("\n--games-log: {e}; no more games logged");
                         }
                     }
                     drop(file);
@@ -1031,45 +670,8 @@ mod tests {
         assert_eq!(openings(7, 3)[..2], openings(7, 2)[..]);
     }
 
-    #[test]
-    fn the_export_takes_mctsbots_choices_with_a_choice_and_names_a_bad_move() {
-        // We are O (seat 2): after the opening 44 40, MCTSBot (X) plays 04,
-        // we answer 42 and MCTSBot plays 24.
-        let log = "1000\t3\t5\t2\t0.5\t5\t44 40 04 42=0.5 24\n";
-        let data = opponent_moves(log).expect("a good log");
-        let lines: Vec<&str> = data.lines().collect();
-        assert_eq!(lines.len(), 2, "{data}");
-        let game = (3 * 1_000_000 + 5) * 2 + 1;
-        let mut pos = Uttt::new();
-        for (b, c) in [(4, 4), (4, 0)] {
-            pos.play_unchecked(UtttMove::new(b, c).expect("a move"));
-        }
-        let fields: Vec<&str> = lines[0].split(' ').collect();
-        assert_eq!(
-            fields[..4],
-            [&*game.to_string(), &*pos.to_string(), "0.5", "0.5"]
-        );
-        // Every legal move is listed once, the one played with a visit.
-        let visits: Vec<&str> = fields[4].split(',').collect();
-        assert_eq!(visits.len(), pos.legal_moves().len());
-        assert_eq!(
-            visits
-                .iter()
-                .filter(|v| v.ends_with(":1"))
-                .collect::<Vec<_>>(),
-            [&"04:1"]
-        );
-        assert!(lines[1]
-            .split(' ')
-            .nth(4)
-            .is_some_and(|v| v.contains("24:1")));
-        // A move that is not legal there names its line and place.
-        let bad = "1000\t3\t5\t2\t0.5\t3\t44 40 44\n";
-        assert_eq!(
-            opponent_moves(&format!("{log}{bad}")),
-            Err("2: move 3 '44' is not a legal move".into())
-        );
-        assert!(opponent_moves("garbage").is_err_and(|e| e.starts_with("1: ")));
+    fn nets() -> Nets {
+        (ValueNet::builtin(), PolicyNet::builtin())
     }
 
     #[test]
@@ -1079,8 +681,14 @@ mod tests {
             UtttMove::new(4, 4).expect("a move"),
             UtttMove::new(4, 0).expect("a move"),
         ];
-        let (points, plies, moves) =
-            play_game(&opening, Seat::One, &clock, 5, SearchConfig::optimal(), 1);
+        let (points, plies, moves) = play_game(
+            &opening,
+            Seat::One,
+            &clock,
+            5,
+            (SearchConfig::optimal(), nets()),
+            1,
+        );
         assert!([0.0, 0.5, 1.0].contains(&points));
         assert!((17..=81).contains(&plies), "{plies} plies");
         // The record replays to the end: every move, ours with a value.
