@@ -1,14 +1,12 @@
 //! UTTT speed: random playouts per second on one core (target >= 1.5 M/s),
-//! perft (asserted, so a fast wrong generator cannot pass), the value and
-//! policy networks' evaluations, and MCTS iterations per second of
-//! `optimal` (with its networks, and as the playout engine of before) and
-//! of the plain `uct` baseline.
+//! perft (asserted, so a fast wrong generator cannot pass), and MCTS
+//! iterations per second of `optimal` and of the plain `uct` baseline.
 //! Run: `cargo bench --bench uttt`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use referee::bot::uttt::{Mcts, PolicyNet, SearchConfig, ValueNet};
+use rand_chacha::ChaCha8Rng;
+use referee::bot::BuiltinSpec;
 use referee::game::{perft, Game, Uttt};
 
 fn speed(c: &mut Criterion) {
@@ -16,7 +14,7 @@ fn speed(c: &mut Criterion) {
     const BATCH: u64 = 10_000;
     g.throughput(Throughput::Elements(BATCH));
     g.bench_function("random_playouts_x10k", |b| {
-        let mut rng = SmallRng::seed_from_u64(1);
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
         b.iter(|| {
             let mut decided = 0u32;
             for _ in 0..BATCH {
@@ -36,64 +34,20 @@ fn speed(c: &mut Criterion) {
             n
         })
     });
-    // Positions of random games, one every few plies, for the networks.
-    let mut rng = SmallRng::seed_from_u64(2);
-    let mut positions = Vec::new();
-    while positions.len() < 1000 {
-        let mut p = Uttt::new();
-        while let Some(mv) = p.random_move(&mut rng) {
-            p.play_unchecked(mv);
-            if p.is_over() {
-                break;
-            }
-            if p.ply().is_multiple_of(5) {
-                positions.push(p);
-            }
-        }
-    }
-    positions.truncate(1000);
-    g.throughput(Throughput::Elements(positions.len() as u64));
-    g.bench_function("value_network_x1000", |b| {
-        let net = ValueNet::builtin();
-        b.iter(|| positions.iter().map(|p| net.value(p)).sum::<f32>())
-    });
-    g.bench_function("policy_network_x1000", |b| {
-        let net = PolicyNet::builtin();
-        let mut out = [0f32; 81];
-        b.iter(|| {
-            let mut total = 0.0;
-            for p in &positions {
-                let moves = p.legal_moves();
-                net.logits(p, &moves, &mut out);
-                total += out[0];
-            }
-            total
-        })
-    });
+    // The engines through the built-in bots, as users run them: a fresh
+    // bot each time, so that tree reuse cannot skip work. The networks'
+    // own speed is measured in the lab (`cargo bench -p referee-lab`).
     const ITERS: u32 = 20_000;
     g.throughput(Throughput::Elements(ITERS as u64));
-    for (name, cfg) in [
-        ("optimal_iterations_x20k", SearchConfig::optimal()),
-        (
-            "playout_engine_iterations_x20k",
-            SearchConfig::playout_engine(),
-        ),
-        ("uct_iterations_x20k", SearchConfig::plain_uct()),
-    ] {
-        g.bench_function(name, |b| {
+    for name in ["optimal", "uct"] {
+        let spec = BuiltinSpec::parse(&format!("{name}:iters={ITERS}"));
+        g.bench_function(format!("{name}_iterations_x20k"), |b| {
             let root = Uttt::new();
             let mut seed = 0;
             b.iter(|| {
-                // A fresh search each time, so tree reuse cannot skip work.
                 seed += 1;
-                let mut m = Mcts::new(
-                    SearchConfig {
-                        iterations: ITERS,
-                        ..cfg
-                    },
-                    seed,
-                );
-                m.search(&root)
+                let mut bot = spec.make::<Uttt>(seed).expect("a built-in bot");
+                bot.select_move(&root).expect("a move")
             })
         });
     }

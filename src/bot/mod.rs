@@ -116,11 +116,14 @@ impl<G: Game> Bot<G> for Box<dyn Bot<G>> {
 #[error("{0}")]
 pub struct BotError(pub String);
 
-/// `key=value` parameters of a built-in bot, as in `optimal:iters=20000,c=1.2`.
+/// `key=value` parameters of a built-in bot, as in `optimal:iters=20000,puct=1.2`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Params {
     bot: String,
     values: BTreeMap<String, String>,
+    /// The bot's table, once checked against it: a key the bot reads
+    /// must be in it (debug builds assert it).
+    listed: Option<&'static [Param]>,
 }
 
 impl Params {
@@ -143,7 +146,26 @@ impl Params {
         Ok(Params {
             bot: bot.to_string(),
             values,
+            listed: None,
         })
+    }
+
+    /// Fails on any key not in the bot's table `listed`, and keeps the
+    /// table, so that a parameter cannot be accepted without being listed.
+    fn check(&mut self, listed: &'static [Param]) -> Result<(), BotError> {
+        let keys: Vec<&str> = listed.iter().map(|p| p.key).collect();
+        self.only(&keys)?;
+        self.listed = Some(listed);
+        Ok(())
+    }
+
+    /// Asserts (in debug builds) that `key` is in the checked table.
+    fn assert_listed(&self, key: &str) {
+        debug_assert!(
+            self.listed.is_none_or(|t| t.iter().any(|p| p.key == key)),
+            "bot '{}' reads parameter '{key}', which its table does not list",
+            self.bot
+        );
     }
 
     /// Fails on any key not in `known`, naming it and the accepted keys.
@@ -166,6 +188,7 @@ impl Params {
 
     /// A typed parameter, or `default` when absent.
     pub(crate) fn get<T: FromStr>(&self, key: &str, default: T) -> Result<T, BotError> {
+        self.assert_listed(key);
         match self.values.get(key) {
             None => Ok(default),
             Some(v) => v.parse().map_err(|_| {
@@ -179,6 +202,7 @@ impl Params {
 
     /// A typed parameter if present.
     pub(crate) fn opt<T: FromStr>(&self, key: &str) -> Result<Option<T>, BotError> {
+        self.assert_listed(key);
         match self.values.get(key) {
             None => Ok(None),
             Some(v) => v.parse().map(Some).map_err(|_| {
@@ -202,24 +226,36 @@ pub(crate) fn maker<G: Game, B: Bot<G> + 'static>(
     Arc::new(move |seed| Box::new(make(seed)))
 }
 
+/// One parameter of a built-in bot, as `referee bots` lists it. The
+/// resolver accepts exactly the keys of a bot's table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// The key, as in `iters=5000`.
+    pub key: &'static str,
+    /// The value when it is not given, as text.
+    pub default: &'static str,
+    /// What it does, with the values it takes.
+    pub meaning: &'static str,
+}
+
 /// One built-in bot of game `G`: its line in the game's table.
 pub struct Builtin<G: Game> {
     /// Its name.
     pub name: &'static str,
     /// One line on how it plays.
     pub description: &'static str,
-    /// Its parameters as `key=default: meaning`.
-    pub params: &'static [&'static str],
+    /// Its parameters: the only ones it accepts.
+    pub params: &'static [Param],
     /// Checks the parameters and returns what makes the bot for each game.
     pub prepare: fn(&Params) -> Result<Maker<G>, BotError>,
 }
 
-/// A built-in without parameters, made by `make` from its seed.
+/// A built-in without parameters (its table is empty), made by `make`
+/// from its seed.
 pub(crate) fn plain<G: Game, B: Bot<G> + 'static>(
-    params: &Params,
+    _params: &Params,
     make: fn(u64) -> B,
 ) -> Result<Maker<G>, BotError> {
-    params.only(&[])?;
     Ok(maker(make))
 }
 
@@ -331,7 +367,8 @@ impl BuiltinSpec {
                 G::builtin_names()
             ))
         })?;
-        let params = Params::parse(&self.name, &self.params)?;
+        let mut params = Params::parse(&self.name, &self.params)?;
+        params.check(b.params)?;
         (b.prepare)(&params)
     }
 

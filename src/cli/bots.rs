@@ -17,7 +17,10 @@ fn list<G: BuiltinBots>() -> String {
     for b in G::BUILTINS {
         out.push_str(&format!("  {:<10} {}\n", b.name, b.description));
         for p in b.params {
-            out.push_str(&format!("  {:<10}   {p}\n", ""));
+            out.push_str(&format!(
+                "  {:<10}   {}={}: {}\n",
+                "", p.key, p.default, p.meaning
+            ));
         }
     }
     out

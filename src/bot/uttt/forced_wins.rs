@@ -94,28 +94,15 @@ fn the_positions_have_the_stated_distance() {
 
 #[test]
 fn optimal_keeps_every_forced_win() {
-    // The defaults, implicit minimax backups off and on whatever the
-    // defaults are, and the configuration the README names for MCTS
-    // opponents (`optimal:model=0.5,trap=1`).
-    let defaults = SearchConfig::optimal();
-    // Read from the bot text users type, so the test follows the README.
-    let params = crate::bot::Params::parse("optimal", "model=0.5,trap=1").expect("parameters");
-    let against_mcts = super::search_config(defaults, &params, true).expect("a configuration");
-    assert!(against_mcts.opponent_model == 0.5 && against_mcts.trap);
+    // The defaults, and `uct`'s search with the solver on.
     let configs = [
-        defaults,
+        SearchConfig::optimal(),
         SearchConfig {
-            minimax_weight: 0.0,
-            ..defaults
+            solver: true,
+            ..SearchConfig::plain_uct()
         },
-        SearchConfig {
-            minimax_weight: 0.3,
-            ..defaults
-        },
-        against_mcts,
     ];
     for base in configs {
-        let minimax_weight = base.minimax_weight;
         for (i, (pos, plies)) in positions().into_iter().enumerate() {
             let cfg = SearchConfig {
                 // The search stops once the root is proven: the hardest of
@@ -136,8 +123,8 @@ fn optimal_keeps_every_forced_win() {
                 || loses_within(&next, plies + 3, &mut budget) == Some(true);
             assert!(
                 kept,
-                "{pos} (win in {plies} plies, minimax {minimax_weight}, model {}): {mv} lets it go",
-                base.opponent_model
+                "{pos} (win in {plies} plies, networks {}): {mv} lets it go",
+                base.networks
             );
             assert!(m.stats().proven, "{pos}: the win was not proven");
         }

@@ -1,42 +1,36 @@
 //! UTTT bots: `greedy` (one-ply rules), `optimal` (MCTS-Solver with a
 //! value network at the leaves and PUCT selection by a policy network's
-//! prior; `puct=0` gives the engine of before, UCB1 with the policy's
-//! fading progressive bias, and `value=0,prior=learned,bias=0.75,puct=0`
-//! the one of before the networks, informed playouts and a linear prior)
-//! and `uct` (plain UCT with random rollouts, the baseline the engine is
-//! measured against).
+//! prior) and `uct` (plain UCT with random rollouts, the baseline the
+//! engine is measured against).
 //!
 //! The search is reproducible: with an iteration budget and a seed it makes
-//! the same moves on every run. A time budget (`time_ms`) is optional.
+//! the same moves on every run and every platform (its random numbers come
+//! from `ChaCha8Rng`). A time budget (`time_ms`) is optional. The tools
+//! that trained the networks and measured the engine are in the `lab/`
+//! crate, which reads the engine through the `lab` module (the `lab`
+//! feature).
 
 use std::time::Duration;
 
 use super::{
-    maker, no_move_forfeit, plain, Bot, BotError, Builtin, BuiltinBots, Params, RandomBot, RuleBot,
-    TimeControl,
+    maker, no_move_forfeit, plain, Bot, BotError, Builtin, BuiltinBots, Param, Params, RandomBot,
+    RuleBot, TimeControl,
 };
 use crate::game::grid::winning_cells;
 use crate::game::uttt::{line, Uttt, UtttMove};
 use crate::game::{Game, MoveList, Seat};
 use crate::protocol::Forfeit;
 
-mod eval;
 #[cfg(test)]
 mod forced_wins;
-pub mod net;
+#[cfg(feature = "lab")]
+pub mod lab;
+mod net;
 #[cfg(test)]
-mod net_tools;
-mod playout;
-mod policy;
-mod prior;
+mod pinned;
 mod search;
-mod uct_model;
 
-pub use net::{PolicyNet, ValueNet};
-pub use policy::{PolicyWeights, FEATURES as POLICY_FEATURES};
-pub use prior::PriorWeights;
-pub use search::{Mcts, SearchConfig, SearchStats, MAX_NODES};
-pub use uct_model::{Choice as UctChoice, UctModel};
+use search::{Mcts, SearchConfig};
 
 /// Moves of `pos` that win the game at once.
 fn game_winning_moves(pos: &Uttt) -> MoveList<UtttMove> {
@@ -160,103 +154,82 @@ impl Bot<Uttt> for SearchBot {
     }
 }
 
-/// An on/off parameter: `name=0` or `name=1`, `default` when absent.
-fn switch(params: &Params, name: &str, default: bool) -> Result<bool, BotError> {
-    match params.opt::<u8>(name)? {
-        None => Ok(default),
-        Some(0) => Ok(false),
-        Some(1) => Ok(true),
-        Some(_) => Err(BotError(format!("parameter '{name}' must be 0 or 1"))),
+/// `optimal`'s parameters.
+const OPTIMAL_PARAMS: &[Param] = &[
+    Param {
+        key: "iters",
+        default: "20000",
+        meaning: "iterations per move (reproducible)",
+    },
+    Param {
+        key: "time_ms",
+        default: "none",
+        meaning: "wall-time budget per move instead (stops 2 % before it, 20 ms at most, and inside the harness limit)",
+    },
+    Param {
+        key: "puct",
+        default: "1",
+        meaning: "PUCT's exploration constant, above 0 and at most 10",
+    },
+    Param {
+        key: "fpu",
+        default: "0.2",
+        meaning: "first-play reduction: an untried move counts as its parent's value minus this, from -1 to 1",
+    },
+];
+
+/// `uct`'s parameters.
+const UCT_PARAMS: &[Param] = &[
+    Param {
+        key: "iters",
+        default: "20000",
+        meaning: "iterations per move",
+    },
+    Param {
+        key: "time_ms",
+        default: "none",
+        meaning: "wall-time budget per move",
+    },
+    Param {
+        key: "c",
+        default: "1.414",
+        meaning: "UCB1's exploration constant, at least 0",
+    },
+];
+
+/// A number parameter in `range`, `default` when absent.
+fn number(
+    params: &Params,
+    key: &str,
+    default: f32,
+    range: std::ops::RangeInclusive<f32>,
+) -> Result<f32, BotError> {
+    let v = params.get(key, default)?;
+    if range.contains(&v) {
+        Ok(v)
+    } else {
+        Err(BotError(format!(
+            "parameter '{key}' must be a number from {} to {}",
+            range.start(),
+            range.end()
+        )))
     }
 }
 
-/// The search's settings from a bot's parameters; `prior` (the learned or
-/// the hand-set prior) is accepted only when `with_prior`.
-fn search_config(
-    base: SearchConfig,
-    params: &Params,
-    with_prior: bool,
-) -> Result<SearchConfig, BotError> {
-    let known: &[&str] = if with_prior {
-        &[
-            "iters", "time_ms", "c", "draw", "prior", "fade", "minimax", "value", "bias",
-            "swindle", "puct", "fpu", "temp", "opp", "model", "trap",
-        ]
-    } else {
-        &["iters", "time_ms", "c", "draw"]
-    };
-    params.only(known)?;
+/// The search's settings from a bot's parameters (checked against its
+/// table before).
+fn search_config(base: SearchConfig, params: &Params) -> Result<SearchConfig, BotError> {
     let mut cfg = base;
-    if with_prior {
-        (cfg.net_policy, cfg.learned_prior) = match params.opt::<String>("prior")?.as_deref() {
-            None => (cfg.net_policy, cfg.learned_prior),
-            Some("net") => (true, cfg.learned_prior),
-            Some("learned") => (false, true),
-            Some("hand") => (false, false),
-            Some(other) => {
-                return Err(BotError(format!(
-                    "parameter 'prior' must be net, learned or hand, not '{other}'"
-                )))
-            }
-        };
-        cfg.prior_weight = params.get("bias", cfg.prior_weight)?;
-        if !(cfg.prior_weight.is_finite() && (0.0..=10.0).contains(&cfg.prior_weight)) {
-            return Err(BotError(
-                "parameter 'bias' must be a number from 0 to 10".into(),
-            ));
+    if cfg.networks {
+        cfg.puct = number(params, "puct", cfg.puct, 0.0..=10.0)?;
+        if cfg.puct == 0.0 {
+            return Err(BotError("parameter 'puct' must be above 0".into()));
         }
-        if let Some(v) = params.opt::<f32>("value")? {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(BotError(
-                    "parameter 'value' must be a number from 0 to 1".into(),
-                ));
-            }
-            cfg.value_mix = v;
-            cfg.net_eval = v > 0.0;
-        }
-        cfg.prior_fade = params.get("fade", cfg.prior_fade)?;
-        if !(cfg.prior_fade.is_finite() && (0.0..=2.0).contains(&cfg.prior_fade)) {
-            return Err(BotError(
-                "parameter 'fade' must be a number from 0 to 2".into(),
-            ));
-        }
-        cfg.swindle = switch(params, "swindle", cfg.swindle)?;
-        cfg.trap = switch(params, "trap", cfg.trap)?;
-        cfg.puct = params.get("puct", cfg.puct)?;
-        if !(cfg.puct.is_finite() && (0.0..=10.0).contains(&cfg.puct)) {
-            return Err(BotError(
-                "parameter 'puct' must be a number from 0 to 10".into(),
-            ));
-        }
-        cfg.puct_fpu = params.get("fpu", cfg.puct_fpu)?;
-        if !(cfg.puct_fpu.is_finite() && (-1.0..=1.0).contains(&cfg.puct_fpu)) {
-            return Err(BotError(
-                "parameter 'fpu' must be a number from -1 to 1".into(),
-            ));
-        }
-        cfg.puct_temperature = params.get("temp", cfg.puct_temperature)?;
-        if !(cfg.puct_temperature.is_finite() && (0.1..=10.0).contains(&cfg.puct_temperature)) {
-            return Err(BotError(
-                "parameter 'temp' must be a number from 0.1 to 10".into(),
-            ));
-        }
-        cfg.puct_opponent = params.get("opp", cfg.puct_opponent)?;
-        if !(cfg.puct_opponent.is_finite() && (0.1..=10.0).contains(&cfg.puct_opponent)) {
-            return Err(BotError(
-                "parameter 'opp' must be a number from 0.1 to 10".into(),
-            ));
-        }
-        cfg.opponent_model = params.get("model", cfg.opponent_model)?;
-        if !(0.0..=1.0).contains(&cfg.opponent_model) {
-            return Err(BotError(
-                "parameter 'model' must be a number from 0 to 1".into(),
-            ));
-        }
-        cfg.minimax_weight = params.get("minimax", cfg.minimax_weight)?;
-        if !(0.0..=1.0).contains(&cfg.minimax_weight) {
-            return Err(BotError(
-                "parameter 'minimax' must be a number from 0 to 1".into(),
-            ));
+        cfg.puct_fpu = number(params, "fpu", cfg.puct_fpu, -1.0..=1.0)?;
+    } else {
+        cfg.exploration = params.get("c", cfg.exploration)?;
+        if !(cfg.exploration.is_finite() && cfg.exploration >= 0.0) {
+            return Err(BotError("parameter 'c' must be a number >= 0".into()));
         }
     }
     cfg.iterations = params.get("iters", cfg.iterations)?;
@@ -272,16 +245,6 @@ fn search_config(
         if params.opt::<u32>("iters")?.is_none() {
             cfg.iterations = u32::MAX;
         }
-    }
-    cfg.exploration = params.get("c", cfg.exploration)?;
-    if !(cfg.exploration.is_finite() && cfg.exploration >= 0.0) {
-        return Err(BotError("parameter 'c' must be a number >= 0".into()));
-    }
-    cfg.draw_value = params.get("draw", cfg.draw_value)?;
-    if !(0.0..=1.0).contains(&cfg.draw_value) {
-        return Err(BotError(
-            "parameter 'draw' must be a number from 0 to 1".into(),
-        ));
     }
     Ok(cfg)
 }
@@ -303,35 +266,18 @@ impl BuiltinBots for Uttt {
         Builtin {
             name: "optimal",
             description: "MCTS-Solver with a value network at the leaves and a policy network's prior (the strongest engine here)",
-            params: &[
-                "iters=20000: iterations per move (reproducible)",
-                "time_ms=N: wall-time budget per move instead (stops 2 % before it, 20 ms at most, and inside the harness limit)",
-                "c=0.4: exploration constant",
-                "draw=0.5: what a draw is worth to the bot (below 0.5: draw contempt)",
-                "prior=net: the move prior: net (the policy network), learned (a linear policy over 16 move features, the prior of before 2026-11-26) or hand (hand-set feature weights)",
-                "bias=0.5: the prior's weight in selection (its progressive bias; 0.75 suits prior=learned)",
-                "fade=0.5: how fast the prior fades, as the power of (visits + 1) that divides it (1: the engine of before 2026-11-24)",
-                "minimax=0: weight of implicit minimax backups of a leaf evaluation in selection (0: off)",
-                "swindle=0: 1: at a root proven a draw (or a loss), the move of that value the value network likes most instead of the most visited",
-                "trap=0: 1: at a root proven a draw (or a loss), the move of that value after which a plain UCT opponent with random playouts (a model of board-game's MCTSBot) most likely plays a losing reply",
-                "value=1: the value network's share of a leaf's value, the rest from an informed playout (0: playouts only, the engine of before 2026-11-26)",
-            ],
+            params: OPTIMAL_PARAMS,
             prepare: |p| {
-                let cfg = search_config(SearchConfig::optimal(), p, true)?;
+                let cfg = search_config(SearchConfig::optimal(), p)?;
                 Ok(maker(move |seed| SearchBot::new("optimal", cfg, seed)))
             },
         },
         Builtin {
             name: "uct",
             description: "plain UCT with random rollouts (the baseline)",
-            params: &[
-                "iters=20000: iterations per move",
-                "time_ms=N: wall-time budget per move",
-                "c=1.414: exploration constant",
-                "draw=0.5: what a draw is worth to the bot",
-            ],
+            params: UCT_PARAMS,
             prepare: |p| {
-                let cfg = search_config(SearchConfig::plain_uct(), p, false)?;
+                let cfg = search_config(SearchConfig::plain_uct(), p)?;
                 Ok(maker(move |seed| SearchBot::new("uct", cfg, seed)))
             },
         },
@@ -507,26 +453,36 @@ mod tests {
     }
 
     #[test]
-    fn parameters_choose_the_evaluation_and_the_prior() {
-        let cfg = |text: &str| {
-            let params = crate::bot::Params::parse("optimal", text).expect("parameters");
-            search_config(SearchConfig::optimal(), &params, true).expect("a configuration")
+    fn parameters_set_the_search() {
+        let cfg = |name: &str, text: &str| {
+            let spec = crate::bot::BuiltinSpec::parse(&format!("{name}:{text}"));
+            let params = crate::bot::Params::parse(name, &spec.params).expect("parameters");
+            let base = if name == "uct" {
+                SearchConfig::plain_uct()
+            } else {
+                SearchConfig::optimal()
+            };
+            search_config(base, &params).expect("a configuration")
         };
-        let d = cfg("");
-        assert!(d.net_eval && d.value_mix == 1.0 && d.net_policy);
-        assert_eq!((d.puct, d.puct_fpu, d.puct_temperature), (1.0, 0.2, 1.0));
-        let ucb = cfg("puct=0");
-        assert_eq!(ucb, SearchConfig { puct: 0.0, ..d });
-        let old = cfg("value=0,prior=learned,bias=0.75,puct=0");
-        assert!(!old.net_eval && old.value_mix == 0.0);
-        assert!(!old.net_policy && old.learned_prior);
-        assert_eq!(old.prior_weight, 0.75);
-        assert_eq!(old, SearchConfig::playout_engine());
-        assert!(!cfg("").swindle && cfg("swindle=1").swindle);
-        assert!(!cfg("trap=0").trap && cfg("trap=1").trap);
-        let mixed = cfg("value=0.5,prior=hand");
-        assert!(mixed.net_eval && mixed.value_mix == 0.5);
-        assert!(!mixed.net_policy && !mixed.learned_prior);
+        let d = cfg("optimal", "");
+        assert_eq!(d, SearchConfig::optimal());
+        assert!(d.networks && d.solver && d.reuse);
+        assert_eq!((d.puct, d.puct_fpu), (1.0, 0.2));
+        assert_eq!(
+            cfg("optimal", "puct=1.5,fpu=0.1"),
+            SearchConfig {
+                puct: 1.5,
+                puct_fpu: 0.1,
+                ..d
+            }
+        );
+        let timed = cfg("optimal", "time_ms=100");
+        assert_eq!(timed.time, Some(Duration::from_millis(100)));
+        assert_eq!(timed.iterations, u32::MAX);
+        assert_eq!(cfg("optimal", "time_ms=100,iters=5").iterations, 5);
+        let u = cfg("uct", "c=0.7");
+        assert!(!u.networks && !u.solver && !u.reuse);
+        assert_eq!(u.exploration, 0.7);
     }
 
     #[test]
@@ -540,64 +496,36 @@ mod tests {
         };
         assert!(e("iters=0").contains("iters"));
         assert!(e("depth=3").contains("unknown parameter 'depth'"));
-        assert!(e("c=x").contains("'c'"));
+        assert!(e("depth=3").contains("accepted: iters, time_ms, puct, fpu"));
         assert!(e("time_ms=0").contains("time_ms"));
-        assert!(e("draw=1.5").contains("'draw'"));
-        assert!(e("draw=0.45").is_empty());
-        assert!(e("swindle=2").contains("'swindle' must be 0 or 1"));
-        assert!(e("swindle=1").is_empty());
-        assert!(e("trap=2").contains("'trap' must be 0 or 1"));
-        assert!(e("trap=x").contains("'trap'"));
-        assert!(e("prior=hand").is_empty());
-        assert!(e("prior=learned").is_empty());
-        assert!(e("prior=net").is_empty());
-        assert!(e("prior=best").contains("net, learned or hand, not 'best'"));
-        assert!(e("value=0").is_empty());
-        assert!(e("value=0.5").is_empty());
-        assert!(e("value=1.5").contains("'value' must be a number from 0 to 1"));
-        assert!(e("value=x").contains("'value'"));
-        assert!(e("bias=0.75").is_empty());
-        assert!(e("bias=-1").contains("'bias' must be a number from 0 to 10"));
-        assert!(e("fade=1").is_empty());
-        assert!(e("fade=-1").contains("'fade' must be a number from 0 to 2"));
-        assert!(e("fade=x").contains("fade"));
-        assert!(e("minimax=0").is_empty());
-        assert!(e("minimax=0.3").is_empty());
-        assert!(e("minimax=1.5").contains("'minimax' must be a number from 0 to 1"));
-        assert!(e("minimax=nan").contains("'minimax'"));
-        assert!(e("puct=0").is_empty());
-        assert!(e("puct=1.5,fpu=0.1,temp=2").is_empty());
+        assert!(e("puct=1.5,fpu=0.1").is_empty());
+        assert!(e("puct=0").contains("'puct' must be above 0"));
         assert!(e("puct=11").contains("'puct' must be a number from 0 to 10"));
         assert!(e("puct=x").contains("'puct'"));
+        assert!(e("puct=NaN").contains("'puct'"));
         assert!(e("fpu=2").contains("'fpu' must be a number from -1 to 1"));
-        assert!(e("temp=0").contains("'temp' must be a number from 0.1 to 10"));
-        assert!(e("opp=4").is_empty());
-        assert!(e("opp=0").contains("'opp' must be a number from 0.1 to 10"));
-        assert!(e("opp=inf").contains("'opp'"));
-        assert!(e("model=0.5").is_empty());
-        assert!(e("model=2").contains("'model' must be a number from 0 to 1"));
-        assert!(e("model=NaN").contains("'model'"));
-        // uct has no prior to choose.
-        let uct = crate::bot::BuiltinSpec::parse("uct:prior=hand")
-            .prepare::<Uttt>()
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(uct.contains("unknown parameter 'prior'"), "{uct}");
-    }
-
-    /// The move, the iterations and the tree's size after each search of a
-    /// few positions at 3000 iterations, with tree reuse across moves.
-    /// Recorded again when the reward sums became `f64` (the sixteenth
-    /// round): the exact sums flipped a few near-ties.
-    fn fingerprint(learned_prior: bool) -> Vec<(String, u32, usize)> {
-        fingerprint_of(SearchConfig {
-            learned_prior,
-            // As recorded (the defaults have moved on since).
-            prior_weight: 0.5,
-            prior_fade: 1.0,
-            ..SearchConfig::playout_engine()
-        })
+        // Deleted levers are unknown parameters now.
+        for gone in [
+            "c=1",
+            "draw=0.4",
+            "prior=hand",
+            "trap=1",
+            "model=0.5",
+            "value=0",
+        ] {
+            assert!(e(gone).contains("unknown parameter"), "{gone}");
+        }
+        // uct has no prior, and optimal no UCB1 constant.
+        let uct = |p: &str| {
+            crate::bot::BuiltinSpec::parse(&format!("uct:{p}"))
+                .prepare::<Uttt>()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(uct("puct=1").contains("unknown parameter 'puct'"));
+        assert!(uct("c=1.0").is_empty());
+        assert!(uct("c=-1").contains("'c' must be a number >= 0"));
     }
 
     fn assert_fingerprint(got: Vec<(String, u32, usize)>, want: &[(&str, u32, usize)]) {
@@ -608,8 +536,28 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// Positions of random games with `seed`, one every few plies.
+    pub(super) fn sample_positions(seed: u64, n: usize) -> Vec<Uttt> {
+        use rand::Rng;
+        let mut rng = crate::seed::rng(seed);
+        let mut out = vec![Uttt::new()];
+        while out.len() < n {
+            let mut p = Uttt::new();
+            let plies = rng.random_range(0..70);
+            for _ in 0..plies {
+                match p.random_move(&mut rng) {
+                    Some(mv) => p.play_unchecked(mv),
+                    None => break,
+                }
+            }
+            if p.outcome().is_none() {
+                out.push(p);
+            }
+        }
+        out
+    }
+
     fn fingerprint_of(cfg: SearchConfig) -> Vec<(String, u32, usize)> {
-        use super::playout::tests::sample_positions;
         let mut got = Vec::new();
         for (k, p) in sample_positions(31, 6).into_iter().enumerate() {
             let mut m = Mcts::new(
@@ -637,136 +585,32 @@ mod tests {
         got
     }
 
-    /// At fixed iterations the engine plays exactly as the code these
-    /// values were recorded from (the hand-set prior). A pure speed change
-    /// must keep them.
-    #[test]
-    fn searches_are_unchanged() {
-        let got = fingerprint(false);
-        let want = [
-            ("6 2", 3000, 26087),
-            ("0 8", 3000, 25102),
-            ("0 5", 3000, 25048),
-            ("4 2", 3000, 23957),
-            ("0 1", 3000, 25269),
-            ("0 2", 3000, 23861),
-            ("3 2", 0, 0),
-            ("4 3", 3000, 22771),
-            ("0 6", 3000, 26272),
-            ("1 7", 3000, 34825),
-            ("3 6", 3000, 21236),
-            ("4 7", 1565, 14794),
-            ("1 6", 0, 8798),
-            ("6 1", 3000, 19248),
-            ("0 2", 3000, 21884),
-            ("1 5", 3000, 20079),
-        ];
-        assert_fingerprint(got, &want);
-    }
-
-    /// The same with the learned prior, the default.
-    #[test]
-    fn searches_with_the_learned_prior_are_unchanged() {
-        let got = fingerprint(true);
-        let want = [
-            ("4 4", 3000, 25540),
-            ("0 3", 3000, 25003),
-            ("0 5", 3000, 24760),
-            ("4 0", 3000, 23489),
-            ("0 2", 3000, 25435),
-            ("0 5", 3000, 22756),
-            ("3 2", 0, 0),
-            ("4 3", 3000, 21221),
-            ("0 6", 3000, 25689),
-            ("1 3", 3000, 27364),
-            ("3 1", 3000, 17949),
-            ("4 7", 527, 6150),
-            ("1 6", 0, 2237),
-            ("6 1", 3000, 19004),
-            ("0 2", 3000, 21550),
-            ("1 5", 3000, 21575),
-        ];
-        assert_fingerprint(got, &want);
-    }
-
-    /// The same at today's defaults, PUCT with the built-in networks (a new
-    /// network file changes these values; record them again with it).
+    /// The move, the iterations and the tree's size after each search of a
+    /// few positions at 3000 iterations, with tree reuse across moves, at
+    /// today's defaults, PUCT with the built-in networks (a new network
+    /// file changes these values; record them again with it).
     #[test]
     fn searches_at_the_defaults_are_unchanged() {
         let got = fingerprint_of(SearchConfig::optimal());
         let want = [
-            ("4 6", 3000, 25925),
-            ("0 5", 3000, 26229),
-            ("0 8", 3000, 25535),
-            ("4 4", 3000, 24920),
-            ("0 0", 3000, 26524),
-            ("1 1", 3000, 24803),
-            ("3 2", 0, 0),
-            ("4 0", 3000, 22564),
-            ("0 6", 3000, 24658),
-            ("1 2", 3000, 37371),
-            ("3 6", 3000, 15204),
-            ("4 7", 333, 2066),
-            ("1 6", 0, 877),
-            ("6 2", 3000, 19308),
-            ("1 5", 3000, 20000),
-            ("0 2", 3000, 27048),
-        ];
-        assert_fingerprint(got, &want);
-    }
-
-    /// The same with UCB1 and the progressive bias (`optimal:puct=0`), the
-    /// defaults until the fifteenth round.
-    #[test]
-    fn searches_with_ucb_and_the_networks_are_unchanged() {
-        let got = fingerprint_of(SearchConfig {
-            puct: 0.0,
-            ..SearchConfig::optimal()
-        });
-        let want = [
-            ("4 6", 3000, 25921),
-            ("0 5", 3000, 25687),
-            ("0 8", 3000, 25358),
-            ("4 4", 3000, 24821),
-            ("0 0", 3000, 25048),
-            ("1 1", 3000, 24164),
-            ("3 2", 0, 0),
-            ("4 0", 3000, 22604),
-            ("0 6", 3000, 24393),
-            ("1 1", 3000, 31733),
-            ("3 1", 3000, 14673),
-            ("4 7", 518, 2599),
-            ("1 6", 0, 420),
-            ("6 2", 3000, 20016),
-            ("1 5", 3000, 21312),
-            ("0 2", 3000, 29703),
-        ];
-        assert_fingerprint(got, &want);
-    }
-
-    /// The same at the defaults of before the networks (the prior fading
-    /// as the square root of the visits; `optimal:value=0,prior=learned,
-    /// bias=0.75`).
-    #[test]
-    fn searches_with_playouts_are_unchanged() {
-        let got = fingerprint_of(SearchConfig::playout_engine());
-        let want = [
-            ("0 7", 3000, 25250),
-            ("0 8", 3000, 24181),
-            ("0 6", 3000, 25445),
-            ("4 4", 3000, 23127),
-            ("0 8", 3000, 23225),
-            ("0 5", 3000, 23050),
-            ("3 2", 0, 0),
-            ("4 3", 3000, 21468),
-            ("0 6", 3000, 26056),
-            ("1 3", 3000, 32975),
-            ("3 2", 3000, 17079),
-            ("4 7", 394, 3568),
-            ("1 6", 0, 1097),
-            ("6 2", 3000, 19258),
-            ("1 5", 3000, 19559),
-            ("0 2", 3000, 26589),
+            ("4 6", 3000, 25924),
+            ("0 5", 3000, 26222),
+            ("0 8", 3000, 25532),
+            ("4 2", 3000, 20745),
+            ("0 2", 3000, 21509),
+            ("1 2", 3000, 22873),
+            ("0 5", 3000, 13511),
+            ("2 0", 3000, 12145),
+            ("0 2", 3000, 5018),
+            ("6 5", 3000, 22772),
+            ("0 5", 3000, 24184),
+            ("1 5", 3000, 25607),
+            ("2 6", 3000, 21168),
+            ("0 6", 3000, 21475),
+            ("1 3", 3000, 21933),
+            ("5 3", 3000, 24270),
+            ("0 7", 3000, 24808),
+            ("0 8", 3000, 23362),
         ];
         assert_fingerprint(got, &want);
     }

@@ -1,3 +1,4 @@
+#![cfg_attr(not(feature = "lab"), allow(dead_code))]
 //! The networks of `optimal`: a value network (the chances of the player
 //! to move) and a policy network (a logit for each move), both
 //! multilayer perceptrons over the same sparse binary features of a
@@ -12,8 +13,9 @@
 //! portable code does (no fused multiply-adds, the same order of sums), so
 //! that searches are the same on every machine. The weights ship with
 //! the crate as data (`value_net.bin`, `policy_net.bin`), made by the tools
-//! in net_tools.rs: self-play data, then training (docs/performance.md
-//! gives the commands and the figures).
+//! in the lab crate (lab/src/net_tools.rs): self-play data, then training
+//! (lab/NOTEBOOK.md gives the commands and the figures). Only the `lab`
+//! feature uses the functions that build, save and load networks.
 
 use std::sync::OnceLock;
 
@@ -217,26 +219,6 @@ fn load_file<N>(path: &str, read: fn(&[u8]) -> Result<N, String>) -> Result<N, S
         .map_err(|e| format!("{path}: {e}"))
 }
 
-/// For tools that compare networks (the strength bench, `peers/`): the
-/// network in the file named by the environment variable `var`, read once
-/// into `cell` for the rest of the process, or `builtin` when `var` is not
-/// set. The error names the variable and the file.
-pub fn network_from_env<N: Send + Sync>(
-    cell: &'static OnceLock<N>,
-    var: &str,
-    builtin: fn() -> &'static N,
-    load: fn(&str) -> Result<N, String>,
-) -> Result<&'static N, String> {
-    let Ok(path) = std::env::var(var) else {
-        return Ok(builtin());
-    };
-    if let Some(net) = cell.get() {
-        return Ok(net);
-    }
-    let net = load(&path).map_err(|e| format!("{var}: {e}"))?;
-    Ok(cell.get_or_init(|| net))
-}
-
 /// The first layer, common to both networks: one row of `H1` weights per
 /// feature and the biases, in floating point (the model, as trained) and
 /// in fixed point (times [`SCALE`]; what the evaluation sums: half the
@@ -373,7 +355,7 @@ impl ValueNet {
 
     /// The output's logit for the features `active`.
     #[inline]
-    pub(super) fn logit(&self, active: &[u16]) -> f32 {
+    pub fn logit(&self, active: &[u16]) -> f32 {
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
             // SAFETY: the CPU has the features the function is compiled for.
@@ -565,7 +547,7 @@ impl PolicyNet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bot::uttt::playout::tests::sample_positions;
+    use crate::bot::uttt::tests::sample_positions;
     use crate::game::uttt::map_position_text;
     use crate::game::Game;
 

@@ -1,14 +1,16 @@
 //! The `optimal` UTTT engine as it was at commit 352cdeb (before issue 20),
-//! frozen here so that the benchmarks can play today's engine against it in
-//! one process at equal iteration budgets. Not part of the library: a copy
-//! of src/bot/uttt.rs's search, with its private helpers inlined.
+//! frozen here so that the lab's strength bench can play today's engine
+//! against it in one process at equal iteration budgets. Not part of the
+//! library: a copy of src/bot/uttt.rs's search, with its private helpers
+//! inlined. Its random numbers come from `ChaCha8Rng` since the engine
+//! cut (`SmallRng` before: the same engine, other draws).
 
 #![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
-use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use referee::game::grid::FULL;
 use referee::game::uttt::{line, threats};
 use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
@@ -120,7 +122,7 @@ pub struct SearchStats {
 /// A Monte Carlo tree search over UTTT positions.
 pub struct BaselineMcts {
     config: BaselineConfig,
-    rng: SmallRng,
+    rng: ChaCha8Rng,
     nodes: Vec<Node>,
     /// The position at the root of `nodes`, kept for tree reuse.
     tree_root: Option<Uttt>,
@@ -132,7 +134,7 @@ impl BaselineMcts {
     pub fn new(config: BaselineConfig, seed: u64) -> Self {
         BaselineMcts {
             config,
-            rng: SmallRng::seed_from_u64(seed),
+            rng: ChaCha8Rng::seed_from_u64(seed),
             nodes: Vec::new(),
             tree_root: None,
             last: SearchStats::default(),

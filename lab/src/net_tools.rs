@@ -1,39 +1,44 @@
-//! The value network's tools, as ignored tests: self-play data
-//! (`value_net_data`) and training (`train_value_net`). Both print what
-//! they do and take their settings from the environment; the commands and
-//! the settings of the shipped network are in docs/performance.md.
+//! The networks' tools: self-play data (`referee-lab data`) and training
+//! (`referee-lab train`). Both print what they do; the commands and the
+//! settings of the shipped networks are in NOTEBOOK.md.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use rand::rngs::SmallRng;
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-
-use super::eval::tests::env;
-use super::net::{
-    features, map_cell, map_feature, PolicyNet, ValueNet, H1, H2, INPUTS, MAX_ACTIVE,
+use rand_chacha::ChaCha8Rng;
+use referee::bot::uttt::lab::{
+    features, map_cell, map_feature, Mcts, PolicyNet, SearchConfig, ValueNet, H1, H2, INPUTS,
+    MAX_ACTIVE,
 };
-use super::playout::tests::mix;
-use super::policy::{learned_priors, PolicyWeights};
-use super::search::{Mcts, SearchConfig};
-use super::uct_model::UctModel;
-use crate::game::{Game, Outcome, Seat, Uttt, UtttMove};
+use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
 
-/// A setting of the environment as text, or `default`.
-fn env_text(name: &str, default: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| default.to_string())
+/// FNV-1a over the bytes of `x`, from `h`: a game's seed from the run's.
+fn mix(h: u64, x: u64) -> u64 {
+    x.to_le_bytes()
+        .iter()
+        .fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
 }
 
-/// The network in the file named by the setting `var`, if it is set,
-/// kept for the rest of the run.
-fn net_from_env<N>(var: &str, load: fn(&str) -> Result<N, String>) -> Option<&'static N> {
-    let path = std::env::var(var).ok()?;
-    let net = load(&path).unwrap_or_else(|e| panic!("{var}: {e}"));
-    Some(Box::leak(Box::new(net)))
+/// A network file loaded for the rest of the run, if one is named.
+fn net_file<N>(
+    path: &Option<PathBuf>,
+    load: fn(&str) -> Result<N, String>,
+) -> anyhow::Result<Option<&'static N>> {
+    match path {
+        None => Ok(None),
+        Some(p) => {
+            let net = load(&p.to_string_lossy()).map_err(anyhow::Error::msg)?;
+            Ok(Some(Box::leak(Box::new(net))))
+        }
+    }
 }
 
 /// A searched position of a data game: the search's value of it for the
@@ -50,34 +55,8 @@ fn data_game(
     max_plies: u32,
     sample_before: usize,
 ) -> (Vec<Seen>, Option<Outcome>) {
-    let (seen, _, outcome) = match_game(cfg, nets, None, seed, max_plies, sample_before);
-    (seen, outcome)
-}
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
 
-/// A plain UCT opponent for the data ([`UctModel`], board-game's
-/// `MCTSBot` as modelled for the trap choice) searching `iterations` a
-/// move in the seat `seat`.
-#[derive(Clone, Copy, Debug)]
-struct Opponent {
-    iterations: u32,
-    seat: Seat,
-}
-
-/// The positions of a data game by who moved in them: the engine's
-/// searched positions (as [`data_game`]'s), then those where the
-/// [`Opponent`] (if any) was to move, each with the game's outcome. The
-/// opponent's positions carry no search value of ours and no visits.
-fn match_game(
-    cfg: SearchConfig,
-    nets: (Option<&'static ValueNet>, Option<&'static PolicyNet>),
-    opponent: Option<Opponent>,
-    seed: u64,
-    max_plies: u32,
-    sample_before: usize,
-) -> (Vec<Seen>, Vec<Uttt>, Option<Outcome>) {
-    let mut rng = SmallRng::seed_from_u64(seed);
-    let mut model = UctModel::default();
-    let mut theirs = Vec::new();
     let mut engines = [Mcts::new(cfg, rng.random()), Mcts::new(cfg, rng.random())];
     for e in engines.iter_mut() {
         if let Some(net) = nets.0 {
@@ -95,15 +74,7 @@ fn match_game(
     }
     let mut seen = Vec::new();
     while !pos.is_over() {
-        if let Some(o) = opponent.filter(|o| o.seat == pos.to_move()) {
-            let Some(choice) = model.choose(&pos, o.iterations, None, 4_000_000, &mut rng) else {
-                break;
-            };
-            theirs.push(pos);
-            pos.play_unchecked(choice.mv);
-            continue;
-        }
-        let engine = &mut engines[pos.to_move().index()];
+        let engine = &mut engines[usize::from(pos.to_move() == Seat::Two)];
         let Some(best) = engine.search(&pos) else {
             break;
         };
@@ -135,72 +106,63 @@ fn match_game(
         }
         pos.play_unchecked(mv);
     }
-    (seen, theirs, pos.outcome())
+    (seen, pos.outcome())
 }
 
-/// Self-play data for the value network: one line per searched position,
-/// `<game> <position> <z> <q> <visits>`, z the game's result for the mover
-/// (1, 0.5, 0), q the search's value of the position for the mover and
-/// visits the root's moves and their visits, `<board><cell>:<visits>`
-/// comma separated (`-` when the search was settled without a tree).
-///
-/// Environment: `NET_GAMES` (default 1000), `NET_ITERS` (iterations a
-/// move, 3000), `NET_SEED` (7070), `NET_THREADS` (2), `NET_PLIES` (random
-/// opening plies, 0 to this, default 6), `NET_SAMPLE` (moves drawn by
-/// visits one time in four before this ply, 20), `NET_OUT` (the file,
-/// `target/uttt-net-data.txt`), `NET_MIX_PERCENT` (the engines' value mix
-/// with the network x 100, default the engine's: 100, the network only; 0
-/// for playouts only), `NET_WEIGHTS` (that network's file, default the
-/// built-in one), `NET_POLICY` (1: the prior from the policy network, the
-/// default; 0: the learned linear prior), `NET_POLICY_WEIGHTS` (the policy
-/// network's file, default the built-in one) and `NET_PRIOR_PERCENT` (the
-/// prior's weight x 100, default the engine's, 50). The engines are
-/// `optimal` at its defaults otherwise.
-///
-/// With `NET_OPPONENT_ITERS=K` one seat of every game (the second in even
-/// games, the first in odd ones) is instead a plain UCT opponent
-/// ([`UctModel`]) searching K iterations a move: the data of the engine
-/// against the kind of bot it is measured against. The engine's positions
-/// go to `NET_OUT` as above, the opponent's to `NET_OPPONENT_OUT`
-/// (default `target/uttt-net-opponent.txt`) in the same format, with the
-/// result as the value (no search of ours valued them) and no visits.
-#[test]
-#[ignore = "a tool: self-play data for the value network (minutes)"]
-fn value_net_data() {
-    let games = env("NET_GAMES", 1000);
-    let iters = env("NET_ITERS", 3000) as u32;
-    let seed = env("NET_SEED", 7070) as u64;
-    let threads = env("NET_THREADS", 2).max(1);
-    let max_plies = env("NET_PLIES", 6) as u32;
-    let sample_before = env("NET_SAMPLE", 20);
-    let out = env_text("NET_OUT", "target/uttt-net-data.txt");
-    let base = SearchConfig::optimal();
-    let mix_percent = env("NET_MIX_PERCENT", (base.value_mix * 100.0).round() as usize);
-    let net = net_from_env("NET_WEIGHTS", ValueNet::load);
-    let policy = net_from_env("NET_POLICY_WEIGHTS", PolicyNet::load);
+/// Arguments of `referee-lab data`: self-play data for the networks, one
+/// line per searched position, `<game> <position> <z> <q> <visits>`, z
+/// the game's result for the mover (1, 0.5, 0), q the search's value of
+/// the position for the mover and visits the root's moves and their
+/// visits, `<board><cell>:<visits>` comma separated (`-` when the search
+/// was settled without a tree). The engines are `optimal` at its defaults
+/// but for the iterations and the networks.
+#[derive(Args, Debug)]
+pub struct DataArgs {
+    /// Games to play.
+    #[arg(long, default_value_t = 1000)]
+    games: usize,
+    /// Iterations a move.
+    #[arg(long, default_value_t = 3000)]
+    iters: u32,
+    /// The run's seed.
+    #[arg(long, default_value_t = 7070)]
+    seed: u64,
+    /// Games played at once.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Random opening plies, from 0 to this.
+    #[arg(long, default_value_t = 6)]
+    plies: u32,
+    /// Before this ply, one move in four is drawn by the root's visits.
+    #[arg(long, default_value_t = 20)]
+    sample: usize,
+    /// The data file.
+    #[arg(long, default_value = "target/uttt-net-data.txt")]
+    out: PathBuf,
+    /// The engines' value network file (default: the built-in one).
+    #[arg(long)]
+    value_net: Option<PathBuf>,
+    /// The engines' policy network file (default: the built-in one).
+    #[arg(long)]
+    policy_net: Option<PathBuf>,
+}
+
+/// Runs `referee-lab data`.
+pub fn data(a: &DataArgs) -> anyhow::Result<()> {
+    let (games, seed, max_plies, sample_before) = (a.games, a.seed, a.plies, a.sample);
+    let threads = a.threads.max(1);
+    let net = net_file(&a.value_net, ValueNet::load).context("--value-net")?;
+    let policy = net_file(&a.policy_net, PolicyNet::load).context("--policy-net")?;
     let cfg = SearchConfig {
-        iterations: iters,
-        value_mix: mix_percent as f32 / 100.0,
-        net_eval: mix_percent > 0,
-        net_policy: env("NET_POLICY", base.net_policy as usize) != 0,
-        prior_weight: env(
-            "NET_PRIOR_PERCENT",
-            (base.prior_weight * 100.0).round() as usize,
-        ) as f32
-            / 100.0,
-        ..base
+        iterations: a.iters.max(1),
+        ..SearchConfig::optimal()
     };
-    let opponent_iters = env("NET_OPPONENT_ITERS", 0) as u32;
-    let file = File::create(&out).unwrap_or_else(|e| panic!("{out}: {e}"));
+    let out = a.out.display().to_string();
+    let file = File::create(&a.out).with_context(|| out.clone())?;
     let writer = Mutex::new(BufWriter::new(file));
-    let opponent_writer = (opponent_iters > 0).then(|| {
-        let out = env_text("NET_OPPONENT_OUT", "target/uttt-net-opponent.txt");
-        let file = File::create(&out).unwrap_or_else(|e| panic!("{out}: {e}"));
-        Mutex::new(BufWriter::new(file))
-    });
-    let scores = Mutex::new([0u32; 3]);
     let next = AtomicUsize::new(0);
     let lines = AtomicUsize::new(0);
+    let failed = Mutex::new(None);
     let started = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -209,18 +171,9 @@ fn value_net_data() {
                 if g >= games {
                     break;
                 }
-                let opponent = (opponent_iters > 0).then_some(Opponent {
-                    iterations: opponent_iters,
-                    seat: if g.is_multiple_of(2) {
-                        Seat::Two
-                    } else {
-                        Seat::One
-                    },
-                });
-                let (seen, theirs, outcome) = match_game(
+                let (seen, outcome) = data_game(
                     cfg,
                     (net, policy),
-                    opponent,
                     mix(seed, g as u64),
                     max_plies,
                     sample_before,
@@ -228,19 +181,6 @@ fn value_net_data() {
                 let Some(outcome) = outcome else {
                     continue;
                 };
-                if let (Some(o), Some(w)) = (opponent, &opponent_writer) {
-                    let ours = outcome.points(o.seat.other());
-                    let mut s = scores.lock().unwrap_or_else(|e| e.into_inner());
-                    s[(2.0 * ours) as usize] += 1;
-                    drop(s);
-                    let mut text = String::new();
-                    for pos in &theirs {
-                        let z = outcome.points(pos.to_move());
-                        text += &format!("{g} {pos} {z} {z} -\n");
-                    }
-                    let mut w = w.lock().unwrap_or_else(|e| e.into_inner());
-                    w.write_all(text.as_bytes()).expect("write the data");
-                }
                 let mut text = String::new();
                 for (pos, q, visits) in &seen {
                     let z = outcome.points(pos.to_move());
@@ -256,7 +196,11 @@ fn value_net_data() {
                     text += &format!("{g} {pos} {z} {q:.4} {v}\n");
                 }
                 let mut w = writer.lock().unwrap_or_else(|e| e.into_inner());
-                w.write_all(text.as_bytes()).expect("write the data");
+                if let Err(e) = w.write_all(text.as_bytes()) {
+                    *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                    next.store(games, Ordering::Relaxed);
+                    break;
+                }
                 let n = lines.fetch_add(seen.len(), Ordering::Relaxed) + seen.len();
                 if g % 100 == 99 {
                     eprintln!(
@@ -268,24 +212,20 @@ fn value_net_data() {
             });
         }
     });
-    for w in [Some(writer), opponent_writer].into_iter().flatten() {
-        w.into_inner()
-            .unwrap_or_else(|e| e.into_inner())
-            .flush()
-            .expect("write the data");
+    if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e).context(out);
     }
-    if opponent_iters > 0 {
-        let s = scores.into_inner().unwrap_or_else(|e| e.into_inner());
-        println!(
-            "the engine against UCT at {opponent_iters} iterations: {} / {} / {} (W / D / L)",
-            s[2], s[1], s[0]
-        );
-    }
+    writer
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .flush()
+        .with_context(|| out.clone())?;
     println!(
         "{games} games, {} positions in {out}, {:.0} s",
         lines.load(Ordering::Relaxed),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
 }
 
 /// Offsets of the layers in the flat parameters of the value network
@@ -460,10 +400,6 @@ struct Samples {
     moves: Vec<u8>,
     shares: Vec<f32>,
     move_start: Vec<u32>,
-    /// The learned linear prior's cross-entropy against the shares, and
-    /// whether it puts the most visited move first, for the policy's
-    /// report.
-    linear: Vec<(f32, bool)>,
 }
 
 /// The index of the largest of `xs` (the first of equals).
@@ -486,22 +422,6 @@ impl Samples {
             self.moves.push(m.board() * 9 + m.cell());
             self.shares.push(v as f32 / total.max(1) as f32);
         }
-        let moves: Vec<UtttMove> = visits.iter().map(|v| v.0).collect();
-        let mut logits = vec![0f32; moves.len()];
-        learned_priors(pos, &moves, &PolicyWeights::DEFAULT, &mut logits);
-        let top = logits.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-        let log_total = logits.iter().map(|&z| (z - top).exp()).sum::<f32>().ln() + top;
-        let shares: Vec<f32> = visits
-            .iter()
-            .map(|v| v.1 as f32 / total.max(1) as f32)
-            .collect();
-        let ce: f32 = shares
-            .iter()
-            .zip(&logits)
-            .map(|(&t, &z)| -t * (z - log_total))
-            .sum();
-        self.linear
-            .push((ce, !shares.is_empty() && argmax(&logits) == argmax(&shares)));
     }
 
     fn len(&self) -> usize {
@@ -528,29 +448,26 @@ impl Samples {
     }
 }
 
-/// The data files of `value_net_data` (comma separated), read into
+/// The data files of `referee-lab data`, read into
 /// training and held-out samples (one game in ten held out); the value's
 /// target is `z_share` of the game's result and the rest of the search's
-/// value, or with `draws` 1 for a drawn game's positions and 0 for the
-/// others' (the draw network's).
-fn load_samples(data: &str, z_share: f32, draws: bool) -> (Samples, Samples) {
+/// value.
+fn load_samples(data: &[PathBuf], z_share: f32) -> anyhow::Result<(Samples, Samples)> {
     let (mut train, mut test) = (Samples::default(), Samples::default());
-    for (file_no, path) in data.split(',').enumerate() {
-        let file = File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    for (file_no, path) in data.iter().enumerate() {
+        let path = path.display();
+        let file = File::open(path.to_string()).with_context(|| path.to_string())?;
         for (n, line) in BufReader::new(file).lines().enumerate() {
-            let line = line.unwrap_or_else(|e| panic!("{path}: {e}"));
+            let line = line.with_context(|| path.to_string())?;
             let w: Vec<&str> = line.split_whitespace().collect();
-            let at = |k: usize| -> &str {
-                if !(4..=5).contains(&w.len()) {
-                    panic!("{path}:{}: expected 4 or 5 fields: '{line}'", n + 1);
-                }
-                w[k]
-            };
-            let bad = |k: usize| -> String { format!("{path}:{}: bad field {k}: '{line}'", n + 1) };
-            let g: u64 = at(0).parse().unwrap_or_else(|_| panic!("{}", bad(0)));
-            let pos: Uttt = at(1).parse().unwrap_or_else(|_| panic!("{}", bad(1)));
-            let z: f32 = at(2).parse().unwrap_or_else(|_| panic!("{}", bad(2)));
-            let q: f32 = at(3).parse().unwrap_or_else(|_| panic!("{}", bad(3)));
+            if !(4..=5).contains(&w.len()) {
+                bail!("{path}:{}: expected 4 or 5 fields: '{line}'", n + 1);
+            }
+            let bad = |k: usize| anyhow::anyhow!("{path}:{}: bad field {k}: '{line}'", n + 1);
+            let g: u64 = w[0].parse().map_err(|_| bad(0))?;
+            let pos: Uttt = w[1].parse().map_err(|_| bad(1))?;
+            let z: f32 = w[2].parse().map_err(|_| bad(2))?;
+            let q: f32 = w[3].parse().map_err(|_| bad(3))?;
             let mut visits = Vec::new();
             if let Some(list) = w.get(4).filter(|&&v| v != "-") {
                 for item in list.split(',') {
@@ -561,15 +478,11 @@ fn load_samples(data: &str, z_share: f32, draws: bool) -> (Samples, Samples) {
                     let v = item.get(3..).and_then(|v| v.parse::<u32>().ok());
                     match (mv, v) {
                         (Some(mv), Some(v)) => visits.push((mv, v)),
-                        _ => panic!("{}", bad(4)),
+                        _ => return Err(bad(4)),
                     }
                 }
             }
-            let target = if draws {
-                f32::from(u8::from(z == 0.5))
-            } else {
-                z_share * z + (1.0 - z_share) * q
-            };
+            let target = z_share * z + (1.0 - z_share) * q;
             let set = if mix(file_no as u64, g).is_multiple_of(10) {
                 &mut test
             } else {
@@ -583,7 +496,7 @@ fn load_samples(data: &str, z_share: f32, draws: bool) -> (Samples, Samples) {
         train.len(),
         test.len()
     );
-    (train, test)
+    Ok((train, test))
 }
 
 /// The network being trained.
@@ -667,8 +580,8 @@ impl Kind {
                 );
             }
             Kind::Policy => {
-                let (mut loss, mut uniform, mut linear) = (0.0, 0.0, 0.0);
-                let (mut top, mut linear_top, mut count) = (0usize, 0usize, 0usize);
+                let (mut loss, mut uniform) = (0.0, 0.0);
+                let (mut top, mut count) = (0usize, 0usize);
                 for i in 0..test.len() {
                     let (moves, shares) = test.policy(i);
                     if moves.len() < 2 {
@@ -686,8 +599,6 @@ impl Kind {
                         None,
                     );
                     uniform += (moves.len() as f64).ln();
-                    linear += test.linear[i].0 as f64;
-                    linear_top += test.linear[i].1 as usize;
                     if argmax(&logits[..moves.len()]) == argmax(shares) {
                         top += 1;
                     }
@@ -695,14 +606,11 @@ impl Kind {
                 let c = count.max(1) as f64;
                 eprintln!(
                     "held out ({count} positions of 2 moves or more): cross-entropy {:.4} \
-                     against the visit shares ({:.4} for the learned linear prior, {:.4} \
-                     uniform); the most visited move first {:.1} % ({:.1} % for the linear \
-                     prior)",
+                     against the visit shares ({:.4} uniform); the most visited move \
+                     first {:.1} %",
                     loss / c,
-                    linear / c,
                     uniform / c,
-                    100.0 * top as f64 / c,
-                    100.0 * linear_top as f64 / c
+                    100.0 * top as f64 / c
                 );
             }
         }
@@ -720,11 +628,17 @@ impl Kind {
 /// Trains a network of `kind` with Adam on `train` (each sample under a
 /// random symmetry each epoch), printing the held-out figures after every
 /// epoch; returns the parameters.
-fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut SmallRng) -> Vec<f32> {
-    let epochs = env("NET_EPOCHS", 12);
-    let batch = env("NET_BATCH", 512).max(1);
-    let lr0 = env("NET_LR", 20) as f32 / 10_000.0;
-    let threads = env("NET_THREADS", 2).max(1);
+fn train(
+    kind: Kind,
+    a: &TrainArgs,
+    train: &Samples,
+    test: &Samples,
+    rng: &mut ChaCha8Rng,
+) -> anyhow::Result<Vec<f32>> {
+    let epochs = a.epochs;
+    let batch = a.batch.max(1);
+    let lr0 = a.lr;
+    let threads = a.threads.max(1);
     let params = kind.params();
     // Every feature's and every cell's image under every symmetry.
     let maps: Vec<Vec<u16>> = (0..8)
@@ -735,7 +649,7 @@ fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut SmallRng) -> Vec
         .collect();
     // He initialisation of the weights, zero biases.
     let mut p = vec![0f32; params];
-    let normal = |n: usize, fan_in: usize, rng: &mut SmallRng| -> Vec<f32> {
+    let normal = |n: usize, fan_in: usize, rng: &mut ChaCha8Rng| -> Vec<f32> {
         let sd = (2.0 / fan_in as f32).sqrt();
         (0..n)
             .map(|_| {
@@ -755,8 +669,8 @@ fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut SmallRng) -> Vec
         Kind::Policy => p[WP..BP].copy_from_slice(&normal(81 * H1, H1, rng)),
     }
     // Fine-tuning: a network's parameters to start from.
-    if let Ok(init) = std::env::var("NET_INIT") {
-        p = init_params(kind, &init);
+    if let Some(init) = &a.init {
+        p = init_params(kind, init).context("--init")?;
     }
     let (mut m, mut v) = (vec![0f32; params], vec![0f32; params]);
     let (beta1, beta2, eps) = (0.9f32, 0.999f32, 1e-8f32);
@@ -821,76 +735,109 @@ fn train(kind: Kind, train: &Samples, test: &Samples, rng: &mut SmallRng) -> Vec
         );
         kind.report(&p, test);
     }
-    p
+    Ok(p)
 }
 
-/// Trains a network on the data of `value_net_data` and writes it.
-///
-/// Environment: `NET_KIND` (`value`, the default; `draw`: a value
-/// network's shape trained to give the chance that the game ends drawn,
-/// for the search's draw contempt, whose "results" in the report are the
-/// games' values, not its targets; or `policy`: the policy network needs
-/// data with the root's visits), `NET_DATA` (data files,
-/// comma separated, default `target/uttt-net-data.txt`), `NET_Z_PERCENT`
-/// (the value's target is this share of the game's result and the rest of
-/// the search's value, x 100, default 50), `NET_EPOCHS` (default 12),
-/// `NET_BATCH` (default 512), `NET_LR` (the first learning rate x 10 000,
-/// default 20; it falls linearly to a tenth), `NET_INIT` (a file of
-/// the network's kind, or `builtin`, to fine-tune instead of starting
-/// from random weights; for a value network, with `NET_RECENTER=1` the
-/// fine-tuned network then gets back the first one's mean level, keeping
-/// what it learned beyond it), `NET_SEED` (default 1),
-/// `NET_THREADS` (default 2) and `NET_OUT` (the network's file, default
-/// `target/uttt-<kind>-net.bin`). One game in ten is held out; the
-/// held-out figures are printed after every epoch.
-#[test]
-#[ignore = "a tool: trains a network (minutes)"]
-fn train_network() {
-    let name = env_text("NET_KIND", "value");
-    let (kind, draws) = match name.as_str() {
-        "value" => (Kind::Value, false),
-        "draw" => (Kind::Value, true),
-        "policy" => (Kind::Policy, false),
-        other => panic!("NET_KIND must be value, draw or policy, not '{other}'"),
+/// The network `referee-lab train` trains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NetKind {
+    /// The value network.
+    Value,
+    /// The policy network (needs data with the root's visits).
+    Policy,
+}
+
+/// Arguments of `referee-lab train`: trains a network on the data of
+/// `referee-lab data` with Adam (each sample under a random symmetry each
+/// epoch) and writes it. One game in ten is held out; the held-out
+/// figures are printed after every epoch.
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// The network to train.
+    #[arg(long, value_enum, default_value_t = NetKind::Value)]
+    kind: NetKind,
+    /// Data files of `referee-lab data`.
+    #[arg(long, num_args = 1.., default_value = "target/uttt-net-data.txt")]
+    data: Vec<PathBuf>,
+    /// The value's target: this share of the game's result, the rest the
+    /// search's value.
+    #[arg(long, default_value_t = 0.5)]
+    z_share: f32,
+    /// Epochs.
+    #[arg(long, default_value_t = 12)]
+    epochs: usize,
+    /// Batch size.
+    #[arg(long, default_value_t = 512)]
+    batch: usize,
+    /// The first learning rate; it falls linearly to a tenth.
+    #[arg(long, default_value_t = 0.002)]
+    lr: f32,
+    /// A network file of the kind, or `builtin`, to fine-tune instead of
+    /// starting from random weights.
+    #[arg(long)]
+    init: Option<String>,
+    /// With --init, give the fine-tuned value network back the first
+    /// one's mean level, keeping what it learned beyond it.
+    #[arg(long)]
+    recenter: bool,
+    /// The seed of the initial weights and of the batches.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Threads computing the gradients.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// The network's file (default: target/uttt-<kind>-net.bin).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Runs `referee-lab train`.
+pub fn train_network(a: &TrainArgs) -> anyhow::Result<()> {
+    let (kind, name) = match a.kind {
+        NetKind::Value => (Kind::Value, "value"),
+        NetKind::Policy => (Kind::Policy, "policy"),
     };
-    let data = env_text("NET_DATA", "target/uttt-net-data.txt");
-    let z_share = env("NET_Z_PERCENT", 50) as f32 / 100.0;
-    let out = env_text("NET_OUT", &format!("target/uttt-{name}-net.bin"));
-    let mut rng = SmallRng::seed_from_u64(env("NET_SEED", 1) as u64);
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("target/uttt-{name}-net.bin")));
+    let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
     // The network to recentre on, checked before the data is read and
     // the network trained.
-    let recenter = (env("NET_RECENTER", 0) != 0).then(|| {
-        assert!(kind == Kind::Value, "NET_RECENTER is for value networks");
-        std::env::var("NET_INIT").expect("NET_RECENTER needs NET_INIT")
-    });
-    let (train_set, test_set) = load_samples(&data, z_share, draws);
-    if kind == Kind::Value && !draws {
+    let recenter = match (a.recenter, &a.init) {
+        (false, _) => None,
+        (true, _) if kind != Kind::Value => bail!("--recenter is for value networks"),
+        (true, None) => bail!("--recenter needs --init"),
+        (true, Some(init)) => Some(init_params(kind, init).context("--init")?),
+    };
+    let (train_set, test_set) = load_samples(&a.data, a.z_share)?;
+    if kind == Kind::Value {
         let search_z_loss = (0..test_set.len())
             .map(|i| cross_entropy(test_set.q[i], test_set.z[i]))
             .sum::<f64>()
             / test_set.len().max(1) as f64;
         eprintln!("held out: the searches' values against the results: {search_z_loss:.4}");
     }
-    let mut p = train(kind, &train_set, &test_set, &mut rng);
+    let mut p = train(kind, a, &train_set, &test_set, &mut rng)?;
     if let Some(init) = recenter {
-        let shift = recentre(&mut p, &init_params(kind, &init), &train_set);
+        let shift = recentre(&mut p, &init, &train_set);
         eprintln!("recentred: the output's bias moved by {:.4}", -shift);
         kind.report(&p, &test_set);
     }
-    std::fs::write(&out, kind.file(&p)).unwrap_or_else(|e| panic!("{out}: {e}"));
-    println!("wrote {out}");
+    std::fs::write(&out, kind.file(&p)).with_context(|| out.display().to_string())?;
+    println!("wrote {}", out.display());
+    Ok(())
 }
 
-/// The parameters of the network of `kind` that `NET_INIT` names: a
-/// file, or `builtin`.
-fn init_params(kind: Kind, init: &str) -> Vec<f32> {
-    let loaded = |e: String| -> Vec<f32> { panic!("NET_INIT: {e}") };
-    match (kind, init) {
+/// The parameters of the network of `kind` that `init` names: a file, or
+/// `builtin`.
+fn init_params(kind: Kind, init: &str) -> anyhow::Result<Vec<f32>> {
+    Ok(match (kind, init) {
         (Kind::Value, "builtin") => ValueNet::builtin().flatten(),
-        (Kind::Value, file) => ValueNet::load(file).map_or_else(loaded, |n| n.flatten()),
+        (Kind::Value, file) => ValueNet::load(file).map_err(anyhow::Error::msg)?.flatten(),
         (Kind::Policy, "builtin") => PolicyNet::builtin().flatten(),
-        (Kind::Policy, file) => PolicyNet::load(file).map_or_else(loaded, |n| n.flatten()),
-    }
+        (Kind::Policy, file) => PolicyNet::load(file).map_err(anyhow::Error::msg)?.flatten(),
+    })
 }
 
 /// Takes from the fine-tuned value network `p` its mean shift in logit
@@ -911,213 +858,195 @@ fn recentre(p: &mut [f32], p0: &[f32], samples: &Samples) -> f32 {
     shift as f32
 }
 
-/// Checks the gradient `g` of `loss` at `p` against central differences,
-/// at the parameters `at`.
-fn check_gradient(
-    p: &[f32],
-    g: &[f32],
-    at: impl Iterator<Item = usize>,
-    loss: impl Fn(&[f32]) -> f64,
-) {
-    for k in at {
-        let h = 1e-3f32;
-        let (mut up, mut down) = (p.to_vec(), p.to_vec());
-        up[k] += h;
-        down[k] -= h;
-        let numeric = (loss(&up) - loss(&down)) / (2.0 * h as f64);
-        assert!(
-            (numeric - g[k] as f64).abs() < 2e-3 + 0.02 * numeric.abs(),
-            "parameter {k}: {numeric} against {}",
-            g[k]
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Positions of random games with `seed`, one every few plies.
+    fn sample_positions(seed: u64, n: usize) -> Vec<Uttt> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut out = vec![Uttt::new()];
+        while out.len() < n {
+            let mut p = Uttt::new();
+            let plies = rng.random_range(0..70);
+            for _ in 0..plies {
+                match p.random_move(&mut rng) {
+                    Some(mv) => p.play_unchecked(mv),
+                    None => break,
+                }
+            }
+            if p.outcome().is_none() {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// Checks the gradient `g` of `loss` at `p` against central differences,
+    /// at the parameters `at`.
+    fn check_gradient(
+        p: &[f32],
+        g: &[f32],
+        at: impl Iterator<Item = usize>,
+        loss: impl Fn(&[f32]) -> f64,
+    ) {
+        for k in at {
+            let h = 1e-3f32;
+            let (mut up, mut down) = (p.to_vec(), p.to_vec());
+            up[k] += h;
+            down[k] -= h;
+            let numeric = (loss(&up) - loss(&down)) / (2.0 * h as f64);
+            assert!(
+                (numeric - g[k] as f64).abs() < 2e-3 + 0.02 * numeric.abs(),
+                "parameter {k}: {numeric} against {}",
+                g[k]
+            );
+        }
+    }
+
+    #[test]
+    fn the_trainers_network_is_the_engines() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let p: Vec<f32> = (0..PARAMS).map(|_| rng.random_range(-0.3..0.3)).collect();
+        let net = ValueNet::from_flat(&p);
+        assert_eq!(net.flatten(), p);
+        for pos in sample_positions(11, 40) {
+            let mut f = [0u16; MAX_ACTIVE];
+            let n = features(&pos, &mut f);
+            let a = forward_backward(&p, &f[..n], 0.0, 0.0, None);
+            let b = net.logit(&f[..n]);
+            // The engine's first layer is in fixed point.
+            assert!((a - b).abs() < 0.02, "{pos}: {a} against {b}");
+        }
+    }
+
+    #[test]
+    fn recentring_restores_the_first_networks_mean_level() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let p0: Vec<f32> = (0..PARAMS).map(|_| rng.random_range(-0.2..0.2)).collect();
+        let mut samples = Samples::default();
+        for pos in sample_positions(13, 30) {
+            samples.push(&pos, (0.5, 0.5, 0.5), &[]);
+        }
+        // A "fine-tuned" network: a level shift and a change of its own.
+        let mut p = p0.clone();
+        p[B3] += 2.0;
+        p[W3 + 4] += 0.3;
+        let logit = |p: &[f32], i: usize| forward_backward(p, samples.active(i), 0.0, 0.0, None);
+        let shift = recentre(&mut p, &p0, &samples);
+        assert!(shift > 1.5, "{shift}");
+        let mean: f32 = (0..samples.len())
+            .map(|i| logit(&p, i) - logit(&p0, i))
+            .sum::<f32>()
+            / samples.len() as f32;
+        assert!(mean.abs() < 1e-4, "{mean}");
+        // What it learned beyond the level stays: not every position moved alike.
+        assert!((0..samples.len()).any(|i| (logit(&p, i) - logit(&p0, i)).abs() > 1e-3));
+    }
+
+    #[test]
+    fn the_gradient_matches_finite_differences() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let p: Vec<f32> = (0..PARAMS).map(|_| rng.random_range(-0.2..0.2)).collect();
+        let pos = sample_positions(12, 5)[3];
+        let mut f = [0u16; MAX_ACTIVE];
+        let n = features(&pos, &mut f);
+        let active = &f[..n];
+        let target = 0.7;
+        let loss = |p: &[f32]| {
+            let o = forward_backward(p, active, 0.0, 0.0, None) as f64;
+            let pr = 1.0 / (1.0 + (-o).exp());
+            -(target * pr.ln() + (1.0 - target) * (1.0 - pr).ln())
+        };
+        let mut g = vec![0f32; PARAMS];
+        forward_backward(&p, active, target as f32, 1.0, Some(&mut g));
+        // A spread of parameters of every layer, an active row of the first
+        // layer among them.
+        let first = active[0] as usize * H1;
+        check_gradient(
+            &p,
+            &g,
+            (first..first + H1).chain([B1 + 5, W2 + 77, B2 + 3, W3 + 1, B3]),
+            loss,
         );
     }
-}
 
-#[test]
-fn the_trainers_network_is_the_engines() {
-    let mut rng = SmallRng::seed_from_u64(3);
-    let p: Vec<f32> = (0..PARAMS).map(|_| rng.random_range(-0.3..0.3)).collect();
-    let net = ValueNet::from_flat(&p);
-    assert_eq!(net.flatten(), p);
-    for pos in super::playout::tests::sample_positions(11, 40) {
-        let mut f = [0u16; MAX_ACTIVE];
-        let n = features(&pos, &mut f);
-        let a = forward_backward(&p, &f[..n], 0.0, 0.0, None);
-        let b = net.logit(&f[..n]);
-        // The engine's first layer is in fixed point.
-        assert!((a - b).abs() < 0.02, "{pos}: {a} against {b}");
-    }
-}
-
-#[test]
-fn recentring_restores_the_first_networks_mean_level() {
-    let mut rng = SmallRng::seed_from_u64(5);
-    let p0: Vec<f32> = (0..PARAMS).map(|_| rng.random_range(-0.2..0.2)).collect();
-    let mut samples = Samples::default();
-    for pos in super::playout::tests::sample_positions(13, 30) {
-        samples.push(&pos, (0.5, 0.5, 0.5), &[]);
-    }
-    // A "fine-tuned" network: a level shift and a change of its own.
-    let mut p = p0.clone();
-    p[B3] += 2.0;
-    p[W3 + 4] += 0.3;
-    let logit = |p: &[f32], i: usize| forward_backward(p, samples.active(i), 0.0, 0.0, None);
-    let shift = recentre(&mut p, &p0, &samples);
-    assert!(shift > 1.5, "{shift}");
-    let mean: f32 = (0..samples.len())
-        .map(|i| logit(&p, i) - logit(&p0, i))
-        .sum::<f32>()
-        / samples.len() as f32;
-    assert!(mean.abs() < 1e-4, "{mean}");
-    // What it learned beyond the level stays: not every position moved alike.
-    assert!((0..samples.len()).any(|i| (logit(&p, i) - logit(&p0, i)).abs() > 1e-3));
-}
-
-#[test]
-fn the_gradient_matches_finite_differences() {
-    let mut rng = SmallRng::seed_from_u64(4);
-    let p: Vec<f32> = (0..PARAMS).map(|_| rng.random_range(-0.2..0.2)).collect();
-    let pos = super::playout::tests::sample_positions(12, 5)[3];
-    let mut f = [0u16; MAX_ACTIVE];
-    let n = features(&pos, &mut f);
-    let active = &f[..n];
-    let target = 0.7;
-    let loss = |p: &[f32]| {
-        let o = forward_backward(p, active, 0.0, 0.0, None) as f64;
-        let pr = 1.0 / (1.0 + (-o).exp());
-        -(target * pr.ln() + (1.0 - target) * (1.0 - pr).ln())
-    };
-    let mut g = vec![0f32; PARAMS];
-    forward_backward(&p, active, target as f32, 1.0, Some(&mut g));
-    // A spread of parameters of every layer, an active row of the first
-    // layer among them.
-    let first = active[0] as usize * H1;
-    check_gradient(
-        &p,
-        &g,
-        (first..first + H1).chain([B1 + 5, W2 + 77, B2 + 3, W3 + 1, B3]),
-        loss,
-    );
-}
-
-#[test]
-fn match_games_split_the_positions_by_who_moved() {
-    let cfg = SearchConfig {
-        iterations: 200,
-        ..SearchConfig::optimal()
-    };
-    for seat in [Seat::One, Seat::Two] {
-        let opponent = Opponent {
-            iterations: 300,
-            seat,
+    #[test]
+    fn data_games_record_searched_positions_and_results() {
+        let cfg = SearchConfig {
+            iterations: 200,
+            ..SearchConfig::optimal()
         };
-        let (seen, theirs, outcome) = match_game(cfg, (None, None), Some(opponent), 6, 2, 20);
+        let (seen, outcome) = data_game(cfg, (None, None), 5, 4, 20);
         assert!(outcome.is_some());
-        assert!(seen.len() > 5 && theirs.len() > 5);
-        assert!(seen.iter().all(|s| s.0.to_move() == seat.other()));
-        assert!(theirs.iter().all(|p| p.to_move() == seat && !p.is_over()));
-        // No ply is counted on both sides or twice.
-        let plies = seen.len() + theirs.len();
-        let first = seen
-            .iter()
-            .map(|s| s.0.ply())
-            .chain(theirs.iter().map(|p| p.ply()))
-            .min();
-        assert!(first.is_some_and(|f| f <= 2));
-        let mut all: Vec<usize> = seen
-            .iter()
-            .map(|s| s.0.ply())
-            .chain(theirs.iter().map(|p| p.ply()))
+        assert!(seen.len() > 10);
+        for (pos, q, visits) in &seen {
+            assert!(!pos.is_over() && (0.0..=1.0).contains(q), "{pos} {q}");
+            let legal = pos.legal_moves();
+            assert!(visits.iter().all(|(m, _)| legal.contains(m)), "{pos}");
+        }
+        // The same seed, the same game.
+        let again = data_game(cfg, (None, None), 5, 4, 20);
+        assert_eq!(again.0, seen);
+    }
+
+    #[test]
+    fn the_policy_gradient_matches_finite_differences() {
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        let p: Vec<f32> = (0..PolicyNet::PARAMS)
+            .map(|_| rng.random_range(-0.2..0.2))
             .collect();
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), plies);
-    }
-    // The same seed, the same game.
-    let o = Some(Opponent {
-        iterations: 300,
-        seat: Seat::Two,
-    });
-    let a = match_game(cfg, (None, None), o, 9, 2, 20);
-    let b = match_game(cfg, (None, None), o, 9, 2, 20);
-    assert_eq!(a.1, b.1);
-    assert_eq!(a.2, b.2);
-}
-
-#[test]
-fn data_games_record_searched_positions_and_results() {
-    let cfg = SearchConfig {
-        iterations: 200,
-        ..SearchConfig::optimal()
-    };
-    let (seen, outcome) = data_game(cfg, (None, None), 5, 4, 20);
-    assert!(outcome.is_some());
-    assert!(seen.len() > 10);
-    for (pos, q, visits) in &seen {
-        assert!(!pos.is_over() && (0.0..=1.0).contains(q), "{pos} {q}");
-        let legal = pos.legal_moves();
-        assert!(visits.iter().all(|(m, _)| legal.contains(m)), "{pos}");
-    }
-    // The same seed, the same game.
-    let again = data_game(cfg, (None, None), 5, 4, 20);
-    assert_eq!(again.0, seen);
-}
-
-#[test]
-fn the_policy_gradient_matches_finite_differences() {
-    let mut rng = SmallRng::seed_from_u64(6);
-    let p: Vec<f32> = (0..PolicyNet::PARAMS)
-        .map(|_| rng.random_range(-0.2..0.2))
-        .collect();
-    let pos = super::playout::tests::sample_positions(13, 5)[2];
-    let mut f = [0u16; MAX_ACTIVE];
-    let n = features(&pos, &mut f);
-    let active = &f[..n];
-    let moves: Vec<u8> = pos
-        .legal_moves()
-        .iter()
-        .map(|m| m.board() * 9 + m.cell())
-        .collect();
-    assert!(moves.len() >= 3, "{pos}");
-    let mut shares = vec![0f32; moves.len()];
-    shares[0] = 0.6;
-    shares[2] = 0.4;
-    let mut logits = [0f32; 81];
-    let loss = |p: &[f32]| {
-        let mut l = [0f32; 81];
-        policy_forward_backward(p, active, &moves, &shares, &mut l, 0.0, None)
-    };
-    let mut g = vec![0f32; PolicyNet::PARAMS];
-    policy_forward_backward(&p, active, &moves, &shares, &mut logits, 1.0, Some(&mut g));
-    let first = W1 + active[0] as usize * H1;
-    let m = moves[2] as usize;
-    let at = (first..first + 16).chain([B1 + 9, WP + m * H1 + 3, BP + m, BP + moves[1] as usize]);
-    check_gradient(&p, &g, at, loss);
-}
-
-#[test]
-fn the_trainers_policy_is_the_engines() {
-    let mut rng = SmallRng::seed_from_u64(7);
-    let p: Vec<f32> = (0..PolicyNet::PARAMS)
-        .map(|_| rng.random_range(-0.3..0.3))
-        .collect();
-    let net = PolicyNet::from_flat(&p);
-    for pos in super::playout::tests::sample_positions(14, 20) {
+        let pos = sample_positions(13, 5)[2];
         let mut f = [0u16; MAX_ACTIVE];
         let n = features(&pos, &mut f);
-        let legal = pos.legal_moves();
-        let cells: Vec<u8> = legal.iter().map(|m| m.board() * 9 + m.cell()).collect();
-        let shares = vec![0f32; cells.len()];
-        let mut a = [0f32; 81];
-        policy_forward_backward(&p, &f[..n], &cells, &shares, &mut a, 0.0, None);
-        let mut b = vec![0f32; legal.len()];
-        net.logits(&pos, &legal, &mut b);
-        for (x, y) in a.iter().zip(&b) {
-            // The engine's first layer is in fixed point.
-            assert!(
-                (x - y).abs() < 0.02 * (1.0 + x.abs()),
-                "{pos}: {x} against {y}"
-            );
+        let active = &f[..n];
+        let moves: Vec<u8> = pos
+            .legal_moves()
+            .iter()
+            .map(|m| m.board() * 9 + m.cell())
+            .collect();
+        assert!(moves.len() >= 3, "{pos}");
+        let mut shares = vec![0f32; moves.len()];
+        shares[0] = 0.6;
+        shares[2] = 0.4;
+        let mut logits = [0f32; 81];
+        let loss = |p: &[f32]| {
+            let mut l = [0f32; 81];
+            policy_forward_backward(p, active, &moves, &shares, &mut l, 0.0, None)
+        };
+        let mut g = vec![0f32; PolicyNet::PARAMS];
+        policy_forward_backward(&p, active, &moves, &shares, &mut logits, 1.0, Some(&mut g));
+        let first = W1 + active[0] as usize * H1;
+        let m = moves[2] as usize;
+        let at =
+            (first..first + 16).chain([B1 + 9, WP + m * H1 + 3, BP + m, BP + moves[1] as usize]);
+        check_gradient(&p, &g, at, loss);
+    }
+
+    #[test]
+    fn the_trainers_policy_is_the_engines() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let p: Vec<f32> = (0..PolicyNet::PARAMS)
+            .map(|_| rng.random_range(-0.3..0.3))
+            .collect();
+        let net = PolicyNet::from_flat(&p);
+        for pos in sample_positions(14, 20) {
+            let mut f = [0u16; MAX_ACTIVE];
+            let n = features(&pos, &mut f);
+            let legal = pos.legal_moves();
+            let cells: Vec<u8> = legal.iter().map(|m| m.board() * 9 + m.cell()).collect();
+            let shares = vec![0f32; cells.len()];
+            let mut a = [0f32; 81];
+            policy_forward_backward(&p, &f[..n], &cells, &shares, &mut a, 0.0, None);
+            let mut b = vec![0f32; legal.len()];
+            net.logits(&pos, &legal, &mut b);
+            for (x, y) in a.iter().zip(&b) {
+                // The engine's first layer is in fixed point.
+                assert!(
+                    (x - y).abs() < 0.02 * (1.0 + x.abs()),
+                    "{pos}: {x} against {y}"
+                );
+            }
         }
     }
 }
