@@ -96,5 +96,3 @@ pub mod tournament;
 
 // benches/uttt_strength.rs reads standings and statistics by their old
 // paths; it moves to the lab crate, and this line goes with it.
-#[doc(hidden)]
-pub use play::{standings, stats};

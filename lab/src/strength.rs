@@ -29,8 +29,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use referee::bot::uttt::lab::{Mcts, PolicyNet, SearchConfig, ValueNet, MAX_NODES};
 use referee::game::{Game, Seat, Uttt, UtttMove};
-use referee::standings::Wdl;
-use referee::stats::{elo_pentanomial, elo_trinomial, Pentanomial, Sprt, SprtStatus};
+use referee::play::standings::Wdl;
+use referee::play::stats::{elo_pentanomial, elo_trinomial, Pentanomial, Sprt, SprtStatus};
 
 use crate::baseline::{BaselineConfig, BaselineMcts};
 

@@ -54,8 +54,8 @@ use rand::SeedableRng as _;
 use rand08::SeedableRng as _;
 use referee::bot::uttt::lab::{Mcts, PolicyNet, SearchConfig, ValueNet};
 use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
-use referee::standings::Wdl;
-use referee::stats::{elo_pentanomial, elo_trinomial, Pentanomial};
+use referee::play::standings::Wdl;
+use referee::play::stats::{elo_pentanomial, elo_trinomial, Pentanomial};
 
 /// The board-game crate's coordinate of our move: both number the macro
 /// boards and their cells 0..8 row-major, so the index is board * 9 + cell.

@@ -896,16 +896,17 @@ mod tests {
         let mut m = Mcts::new(
             SearchConfig {
                 iterations: u32::MAX,
-                time: Some(Duration::from_millis(30)),
+                time: Some(Duration::from_millis(100)),
                 ..SearchConfig::optimal()
             },
             2,
         );
         assert!(m.search(&p).is_some());
         let s = m.stats();
-        // The search stops at 29.4 ms; on a loaded machine the thread can
-        // be descheduled past that, hence the slack.
-        assert!(s.elapsed <= Duration::from_millis(90), "{s:?}");
+        // The search stops at 98 ms; the wide margin is for a loaded 2-core
+        // machine, where the thread can be descheduled past that. With no
+        // time budget it would run its 4 billion iterations.
+        assert!(s.elapsed <= Duration::from_millis(1500), "{s:?}");
         assert!(s.iterations > 100, "{s:?}");
     }
 
