@@ -363,7 +363,7 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
         shard: args
             .shard
             .as_deref()
-            .map(referee::play::schedule::parse_shard)
+            .map(super::parse_shard)
             .transpose()
             .map_err(anyhow::Error::msg)?,
     };

@@ -193,7 +193,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         shard: args
             .shard
             .as_deref()
-            .map(referee::play::schedule::parse_shard)
+            .map(super::parse_shard)
             .transpose()
             .map_err(anyhow::Error::msg)?,
         affinity: !args.process.no_affinity,

@@ -289,10 +289,32 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Parses `--shard K/N` with 1 <= K <= N.
+pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("--shard must be K/N with 1 <= K <= N, got '{text}'");
+    let (k, n) = text.split_once('/').ok_or_else(bad)?;
+    let k: u64 = k.trim().parse().map_err(|_| bad())?;
+    let n: u64 = n.trim().parse().map_err(|_| bad())?;
+    if k == 0 || n == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+#[cfg(test)]
+#[test]
+fn shards_read_as_k_of_n() {
+    assert_eq!(parse_shard("2/3"), Ok((2, 3)));
+    assert!(parse_shard("0/3").is_err());
+    assert!(parse_shard("4/3").is_err());
+    assert!(parse_shard("x").is_err());
+}
+
 /// An error as the user reads it: its chain joined by `: ` (as anyhow's
 /// `{:#}`), with the library's typed errors worded by the flags of this
 /// command line (the library carries the data and names no flag).
 pub fn error_text(e: &anyhow::Error) -> String {
+    use referee::grade::class::ClassError;
     use referee::matches::MatchError;
     use referee::play::journal::RunError;
     e.chain()
@@ -311,11 +333,36 @@ pub fn error_text(e: &anyhow::Error) -> String {
                     RunError::Unfinished { .. } => {
                         format!("{r}; make room and run the same command with --resume to finish it")
                     }
+                    RunError::MergeIntoRun { .. } => format!("{r}; choose another --out"),
+                    RunError::TooManyShards { .. } => format!("--{r}"),
+                    RunError::NoShards { k, n, why } if why.contains("SPRT") => format!(
+                        "--shard {k}/{n} cannot be used with --sprt: the test must see the \
+                         games in order to stop at the right pair; play a fixed number of games \
+                         (--games) in shards"
+                    ),
+                    RunError::NoShards { .. } => format!("--{r}"),
                     RunError::MissingGames { missing, total } => format!(
                         "{missing} of {total} games are missing (is a shard unfinished or not \
                          listed? finish it with --resume)"
                     ),
                     _ => r.to_string(),
+                }
+            } else if let Some(c) = cause.downcast_ref::<ClassError>() {
+                match c {
+                    ClassError::EarlierGradebook(_) => format!(
+                        "{c}; pass --resume to finish that run without regrading its students, \
+                         --overwrite to grade everyone again, or choose another --out"
+                    ),
+                    ClassError::OtherSettings { .. } => format!(
+                        "{c}; resume with the same options, or pass --overwrite to grade \
+                         everyone again"
+                    ),
+                    ClassError::OutDir { .. } => format!("--out {c}"),
+                    ClassError::TooManyShards { .. } => format!("--{c}"),
+                    ClassError::NotAShard(_) => format!("{c}: was it run with --shard?"),
+                    ClassError::ShardUnfinished { .. } => {
+                        format!("{c}; finish it with the same command and --resume")
+                    }
                 }
             } else if let Some(m) = cause.downcast_ref::<MatchError>() {
                 match m {

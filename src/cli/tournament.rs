@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use super::parse_shard;
 use crate::cli::progress::Progress;
 use referee::bot::BuiltinBots;
-use referee::play::schedule::parse_shard;
 use referee::play::RunOptions;
 use referee::tournament::{self, TournamentFile};
 use referee::with_game;

@@ -76,6 +76,66 @@ pub struct ClassOutput {
     pub shard: Option<(u64, u64)>,
 }
 
+/// Why `grade-all` (or the merge of its shards) cannot go on: the data a
+/// message needs; the command line words its advice (which flag to pass).
+#[derive(Debug, thiserror::Error)]
+pub enum ClassError {
+    /// The output folder holds an earlier run's gradebook, and the run was
+    /// told neither to resume nor to overwrite it.
+    #[error("{} is from an earlier grade-all", .0.display())]
+    EarlierGradebook(PathBuf),
+    /// A resumed folder was graded with other settings.
+    #[error("{} was graded with other settings (`{old}`, now `{new}`)", dir.display())]
+    OtherSettings {
+        /// The output folder.
+        dir: PathBuf,
+        /// Its settings.
+        old: String,
+        /// This run's.
+        new: String,
+    },
+    /// The output folder cannot be created or written in.
+    #[error("{}: cannot {what} the folder: {source}", dir.display())]
+    OutDir {
+        /// The folder.
+        dir: PathBuf,
+        /// `create` or `write in`.
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// More shards than students.
+    #[error(
+        "shard {k}/{n}: the class has only {students} students, so at most {students} shards \
+         (a shard grades whole students)"
+    )]
+    TooManyShards {
+        /// The shard.
+        k: u64,
+        /// The shards.
+        n: u64,
+        /// Students in the class.
+        students: usize,
+    },
+    /// A folder given to merge is not a shard's.
+    #[error("{} is not a shard of grade-all (it has no {SHARD})", .0.display())]
+    NotAShard(PathBuf),
+    /// A shard's folder does not grade all of its students yet.
+    #[error("shard {k}/{n} in {} is unfinished: {graded} of {total} students graded", dir.display())]
+    ShardUnfinished {
+        /// The shard.
+        k: u64,
+        /// The shards.
+        n: u64,
+        /// Its folder.
+        dir: PathBuf,
+        /// Students graded.
+        graded: usize,
+        /// Students of the shard.
+        total: usize,
+    },
+}
+
 /// What a shard of `grade-all` records in its folder, for `merge`: which
 /// slice of which class it graded, and how.
 pub const SHARD: &str = "shard.json";
@@ -100,12 +160,12 @@ fn shard_of(students: Vec<PathBuf>, shard: Option<(u64, u64)>) -> anyhow::Result
         return Ok(students);
     };
     if n as usize > students.len() {
-        bail!(
-            "--shard {k}/{n}: the class has only {} students, so at most {} shards (a shard \
-             grades whole students)",
-            students.len(),
-            students.len()
-        );
+        return Err(ClassError::TooManyShards {
+            k,
+            n,
+            students: students.len(),
+        }
+        .into());
     }
     Ok(students
         .into_iter()
@@ -199,12 +259,7 @@ fn earlier_rows(
                 .map(|f| out.join(f))
                 .find(|p| p.exists())
             {
-                bail!(
-                    "{} is from an earlier grade-all; pass --resume to finish that run without \
-                     regrading its students, --overwrite to grade everyone again, or choose \
-                     another --out",
-                    f.display()
-                );
+                return Err(ClassError::EarlierGradebook(f).into());
             }
             Ok((Vec::new(), Vec::new()))
         }
@@ -223,7 +278,7 @@ fn earlier_rows(
                 return Ok((
                     Vec::new(),
                     vec![format!(
-                        "--resume: {} holds no earlier grading, so every student is graded",
+                        "{} holds no earlier grading to resume, so every student is graded",
                         out.display()
                     )],
                 ));
@@ -238,13 +293,12 @@ fn earlier_rows(
                 _ => bail!("{}:1: not a grade-all header", graded.display()),
             };
             if header.settings != settings {
-                bail!(
-                    "{} was graded with other settings (`{}`, now `{}`); resume with the same \
-                     options, or pass --overwrite to grade everyone again",
-                    out.display(),
-                    header.settings,
-                    settings
-                );
+                return Err(ClassError::OtherSettings {
+                    dir: out.to_path_buf(),
+                    old: header.settings,
+                    new: settings.to_string(),
+                }
+                .into());
             }
             for (i, l) in lines {
                 if !l.ends_with(b"\n") {
@@ -534,10 +588,13 @@ pub(crate) fn check_class_dir(dir: &Path) -> anyhow::Result<()> {
 /// and a file can be written in it. Run before the first student is
 /// graded, so that an unwritable folder costs nothing.
 pub(crate) fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("--out {}: cannot create the folder", dir.display()))?;
-    tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("--out {}: cannot write in the folder", dir.display()))?;
+    let out_dir = |what, source| ClassError::OutDir {
+        dir: dir.to_path_buf(),
+        what,
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| out_dir("create", e))?;
+    tempfile::NamedTempFile::new_in(dir).map_err(|e| out_dir("write in", e))?;
     Ok(())
 }
 
@@ -1054,12 +1111,10 @@ pub fn merge_class(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Vec<Gradebook
     let mut infos: Vec<(ShardInfo, &PathBuf)> = Vec::new();
     for d in dirs {
         let path = d.join(SHARD);
-        let text = crate::bot::manifest::read_small_text(&path).with_context(|| {
-            format!(
-                "{} is not a shard of grade-all (no {SHARD}: was it run with --shard?)",
-                d.display()
-            )
-        })?;
+        if !path.is_file() {
+            return Err(ClassError::NotAShard(d.clone()).into());
+        }
+        let text = crate::bot::manifest::read_small_text(&path)?;
         let info: ShardInfo = serde_json::from_str(&text)
             .with_context(|| format!("{}: not a grade-all shard file", path.display()))?;
         infos.push((info, d));
@@ -1155,12 +1210,14 @@ pub fn merge_class(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Vec<Gradebook
             .filter(|s| got.iter().any(|r| r.student.as_str() == s.as_str()))
             .count();
         if graded < names.len() {
-            bail!(
-                "shard {k}/{n} in {} is unfinished: {graded} of {} students graded (finish it \
-                 with the same command and --resume)",
-                d.display(),
-                names.len()
-            );
+            return Err(ClassError::ShardUnfinished {
+                k,
+                n,
+                dir: d.to_path_buf(),
+                graded,
+                total: names.len(),
+            }
+            .into());
         }
         for row in got.into_iter().filter(|r| names.contains(&&r.student)) {
             for (file, sub) in [

@@ -535,10 +535,13 @@ pub fn run<G: BuiltinBots>(
     let names = [entrants[0].name.clone(), entrants[1].name.clone()];
     let schedule = Schedule::two_bots(cfg.games, cfg.seed);
     if let (Some((k, n)), Some(_)) = (opts.shard, &cfg.sprt) {
-        anyhow::bail!(
-            "--shard {k}/{n} cannot be used with --sprt: the test must see the games in order \
-             to stop at the right pair; play a fixed number of games (--games) in shards"
-        );
+        return Err(crate::play::journal::RunError::NoShards {
+            k,
+            n,
+            why: "a match with an SPRT cannot be split into shards: the test must see the games \
+                  in order to stop at the right pair",
+        }
+        .into());
     }
     let series = Series {
         entrants,

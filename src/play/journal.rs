@@ -81,6 +81,35 @@ pub enum RunError {
         /// The failure, as text.
         cause: String,
     },
+    /// The folder a merge writes into already holds games.
+    #[error("{} already holds games", .games.display())]
+    MergeIntoRun {
+        /// The games file.
+        games: PathBuf,
+    },
+    /// More shards than the schedule has pairs of games.
+    #[error(
+        "shard {k}/{n}: the schedule has only {couples} pairs of games, so at most {couples} \
+         shards (a shard plays whole pairs)"
+    )]
+    TooManyShards {
+        /// The shard.
+        k: u64,
+        /// The shards.
+        n: u64,
+        /// Pairs of games in the schedule.
+        couples: u64,
+    },
+    /// A run that cannot be split into shards.
+    #[error("shard {k}/{n}: {why}")]
+    NoShards {
+        /// The shard.
+        k: u64,
+        /// The shards.
+        n: u64,
+        /// Why the run is played whole.
+        why: &'static str,
+    },
     /// Merging found games missing from every folder given.
     #[error("{missing} of {total} games are missing (is a shard unfinished or not listed?)")]
     MissingGames {

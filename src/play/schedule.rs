@@ -148,18 +148,6 @@ impl Schedule {
     }
 }
 
-/// Parses `K/N` with 1 <= K <= N.
-pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("--shard must be K/N with 1 <= K <= N, got '{text}'");
-    let (k, n) = text.split_once('/').ok_or_else(bad)?;
-    let k: u64 = k.trim().parse().map_err(|_| bad())?;
-    let n: u64 = n.trim().parse().map_err(|_| bad())?;
-    if k == 0 || n == 0 || k > n {
-        return Err(bad());
-    }
-    Ok((k, n))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,9 +222,5 @@ mod tests {
             }
             assert_eq!(all, (0..s.total()).collect::<Vec<_>>());
         }
-        assert_eq!(parse_shard("2/3"), Ok((2, 3)));
-        assert!(parse_shard("0/3").is_err());
-        assert!(parse_shard("4/3").is_err());
-        assert!(parse_shard("x").is_err());
     }
 }

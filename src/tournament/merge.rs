@@ -192,10 +192,10 @@ pub(crate) fn open_out(
 ) -> anyhow::Result<RunFolder> {
     let (folder, games) = RunFolder::open(dir)?;
     if !games.records.is_empty() {
-        bail!(
-            "{} already holds games; choose another --out",
-            journal::games_path(dir).display()
-        );
+        return Err(journal::RunError::MergeIntoRun {
+            games: journal::games_path(dir),
+        }
+        .into());
     }
     folder.write_file(journal::CONFIG, toml::to_string(config)?.as_bytes())?;
     let settings = shards

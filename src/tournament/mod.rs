@@ -72,10 +72,7 @@ pub(crate) fn shard_ids(
         Some((k, n)) => {
             let couples = sched.total() / 2;
             if n > couples {
-                bail!(
-                    "--shard {k}/{n}: the schedule has only {couples} pairs of games, so at most \
-                     {couples} shards (a shard plays whole pairs)"
-                );
+                return Err(journal::RunError::TooManyShards { k, n, couples }.into());
             }
             sched.shard(k, n)
         }
@@ -243,10 +240,13 @@ fn play<G: BuiltinBots>(
         Plan::Fixed { schedule: s, .. } => (shard_ids(s, opts.shard)?, None),
         Plan::Swiss(s) => {
             if let Some((k, n)) = opts.shard {
-                bail!(
-                    "--shard {k}/{n}: a Swiss tournament cannot be split into shards (each round \
-                     is paired from the results of the rounds before); run it whole"
-                );
+                return Err(journal::RunError::NoShards {
+                    k,
+                    n,
+                    why: "a Swiss tournament cannot be split into shards (each round is paired \
+                          from the results of the rounds before); run it whole",
+                }
+                .into());
             }
             (0..s.total(), Some(Pairer::start(s)))
         }
