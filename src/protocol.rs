@@ -218,6 +218,20 @@ pub(crate) const MAX_REPLY: usize = 64 * 1024;
 
 /// The `begin` line: the game, the bot's seat and the per-move limit, and
 /// for bots that keep their process across games, the game's seed.
+///
+/// ```
+/// use referee::game::{GameKind, Seat, TicTacToe};
+/// use referee::protocol::{Begin, Command};
+///
+/// let b = Begin::new(GameKind::Notakto, Seat::Two, 1000);
+/// assert_eq!(b.to_string(), "begin notakto 2 1000");
+/// // Readers skip key=value fields they do not know.
+/// let read: Begin = "begin notakto 2 1000 colour=blue".parse()?;
+/// assert_eq!(read, b);
+/// let turn: Command<TicTacToe> = "turn X...O....".parse()?;
+/// assert_eq!(turn.to_string(), "turn X...O....");
+/// # Ok::<(), referee::game::ParseError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Begin {
     /// The game being played.

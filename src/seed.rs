@@ -14,6 +14,17 @@ pub(crate) fn splitmix64(mut z: u64) -> u64 {
 
 /// Derives a child seed from a master seed and a path of ids
 /// (e.g. `[game id, seat]`). Same inputs, same seed, on every machine.
+///
+/// ```
+/// use rand::Rng;
+/// use referee::seed::{derive, rng};
+///
+/// let a = derive(1, &[42, 1]);
+/// assert_eq!(a, derive(1, &[42, 1]));
+/// assert_ne!(a, derive(1, &[42, 2]));
+/// let x: u64 = rng(a).random();
+/// assert_eq!(x, rng(a).random::<u64>());
+/// ```
 pub fn derive(master: u64, path: &[u64]) -> u64 {
     let mut s = splitmix64(master);
     for &p in path {

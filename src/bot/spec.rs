@@ -60,6 +60,16 @@ impl BotSpec {
     /// command line. Fails with a clear message when no such bot exists, its
     /// parameters are wrong, its program cannot be started, or its manifest
     /// does not list the game.
+    ///
+    /// ```
+    /// use referee::bot::BotSpec;
+    /// use referee::game::Uttt;
+    ///
+    /// assert!(BotSpec::resolve::<Uttt>("optimal:iters=500").is_ok());
+    /// // A parameter the bot does not list is an error.
+    /// assert!(BotSpec::resolve::<Uttt>("optimal:c=1.0").is_err());
+    /// assert!(BotSpec::resolve::<Uttt>("no-such-bot-xyz").is_err());
+    /// ```
     pub fn resolve<G: BuiltinBots>(text: &str) -> Result<BotSpec, BotError> {
         let b = BuiltinSpec::parse(text);
         if b.is_builtin::<G>() {

@@ -17,6 +17,18 @@ pub(crate) fn verdict<G: Game>(pos: &G) -> &'static str {
 /// Plays the moves (in the game's move-list notation) from the start and
 /// returns the verdict and the final position. The first bad move is an
 /// error naming it and its index.
+///
+/// ```
+/// use referee::game::judge::judge;
+/// use referee::game::{GameOptions, TicTacToe};
+///
+/// let opts = GameOptions::default();
+/// let (verdict, _) = judge::<TicTacToe>(&opts, "[[0,0],[2,0],[1,1],[2,1],[2,2]]")?;
+/// assert_eq!(verdict, "A");
+/// let (verdict, pos) = judge::<TicTacToe>(&opts, "0 4")?;
+/// assert_eq!((verdict, pos.to_string().as_str()), ("Pending", "X...O...."));
+/// # Ok::<(), referee::game::ParseError>(())
+/// ```
 pub fn judge<G: Game>(opts: &GameOptions, text: &str) -> Result<(&'static str, G), ParseError> {
     judge_from(G::start(opts), text)
 }

@@ -66,6 +66,33 @@ impl FromStr for NotaktoMove {
 }
 
 /// A Notakto position: one 9-bit mask of X per board.
+///
+/// Boards are joined by `/`; a move is a board letter and a cell. A board
+/// with three in a row is dead, and whoever kills the last board loses:
+///
+/// ```
+/// use referee::game::{Game, GameOptions, Notakto, Outcome, Seat};
+///
+/// let mut pos = Notakto::start(&GameOptions { boards: 1 });
+/// for mv in ["A0", "A1"] {
+///     pos.play(mv.parse()?)?;
+/// }
+/// assert_eq!(pos.to_string(), "XX.......");
+/// pos.play("A2".parse()?)?; // player 1 completes the line on the last board
+/// assert_eq!(pos.outcome(), Some(Outcome::Win(Seat::Two)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// Moves on a dead board are not legal:
+///
+/// ```
+/// use referee::game::{Game, Notakto};
+///
+/// let pos: Notakto = "XXX....../........./.........".parse()?;
+/// assert!(pos.legal_moves().iter().all(|m| !m.to_string().starts_with('A')));
+/// assert_eq!(pos.legal_moves().len(), 18);
+/// # Ok::<(), referee::game::ParseError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Notakto {
     boards: [u16; MAX_BOARDS],

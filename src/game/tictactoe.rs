@@ -47,6 +47,30 @@ impl FromStr for Cell {
 }
 
 /// A tic-tac-toe position.
+///
+/// Its text is 9 cells row by row, `X`, `O` or `.`; a move is a cell 0-8:
+///
+/// ```
+/// use referee::game::{Game, Outcome, Seat, TicTacToe};
+///
+/// let mut pos: TicTacToe = "XX.OO....".parse()?;
+/// assert_eq!(pos.to_move(), Seat::One);
+/// pos.play("2".parse()?)?;
+/// assert_eq!(pos.outcome(), Some(Outcome::Win(Seat::One)));
+/// assert_eq!(pos.to_string(), "XXXOO....");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// A move on a taken cell is refused, with the reason:
+///
+/// ```
+/// use referee::game::{Game, TicTacToe};
+///
+/// let mut pos: TicTacToe = "X........".parse()?;
+/// let err = pos.play("0".parse()?).unwrap_err();
+/// assert!(err.to_string().contains("occupied"));
+/// # Ok::<(), referee::game::ParseError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct TicTacToe {
     x: u16,

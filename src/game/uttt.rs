@@ -120,6 +120,33 @@ impl FromStr for UtttMove {
 }
 
 /// A UTTT position.
+///
+/// Its text is the 81 cells board by board, the board the player to move is
+/// sent to (9: any) and the nine boards' states. A move is `board cell`; it
+/// sends the opponent to the board of that cell:
+///
+/// ```
+/// use referee::game::{Game, Uttt};
+///
+/// let mut pos = Uttt::new();
+/// assert_eq!(pos.legal_moves().len(), 81);
+/// pos.play("4 2".parse()?)?;
+/// assert_eq!(pos.legal_moves().len(), 9); // all in board 2
+/// assert!(pos.to_string().contains("/2/"));
+/// let back: Uttt = pos.to_string().parse()?;
+/// assert_eq!(back, pos);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// CodinGame's bots name cells by row and column of the 9x9 grid:
+///
+/// ```
+/// use referee::game::{Game, Uttt, UtttMove};
+///
+/// let mv = UtttMove::new(1, 3).unwrap(); // board 1 (top middle), cell 3
+/// assert_eq!(Uttt::grid_cell(mv), Some((1, 3)));
+/// assert_eq!(Uttt::from_grid_cell(1, 3), Some(mv));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Uttt {
     /// Each player's cells, one 9-bit mask per local board.

@@ -404,6 +404,24 @@ fn bot_text(bot: &str, cfg: &GradeConfig) -> anyhow::Result<(String, String)> {
 /// command line, `console:COMMAND` or a submission folder): the
 /// requirement, then the games and checks the rubric asks for, and the
 /// rubric's points. `--out` is opened before the first game.
+///
+/// Proving that the perfect player never loses tic-tac-toe, in both seats,
+/// against every line of play:
+///
+/// ```
+/// use referee::game::GameKind;
+/// use referee::grade::{grade, GradeConfig, GradeMode};
+/// use referee::play::Silent;
+///
+/// let cfg = GradeConfig { mode: GradeMode::Exhaustive, ..GradeConfig::default() };
+/// let report = grade(GameKind::TicTacToe, "optimal", &cfg, &Silent)?;
+/// assert!(report.passed);
+/// assert!(report.failures.is_empty());
+/// // The one-ply greedy rules are refuted, with the line that beats them.
+/// let report = grade(GameKind::TicTacToe, "greedy", &cfg, &Silent)?;
+/// assert!(!report.passed && !report.failures.is_empty());
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 pub fn grade(
     kind: GameKind,
     bot: &str,

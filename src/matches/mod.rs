@@ -507,6 +507,13 @@ pub(crate) const MAX_GAMES: u64 = 1 << 40;
 /// Checks a match's number of games: even (games come in pairs), at least
 /// 2 and at most [`MAX_GAMES`] (a match streams its games, so memory does
 /// not grow with the count).
+///
+/// ```
+/// use referee::matches::check_games;
+///
+/// assert!(check_games(100).is_ok());
+/// assert!(check_games(7).is_err()); // games come in pairs
+/// ```
 pub fn check_games(games: u64) -> Result<(), MatchError> {
     if games == 0 || !games.is_multiple_of(2) {
         return Err(MatchError::OddGames(games));
@@ -522,6 +529,37 @@ pub fn check_games(games: u64) -> Result<(), MatchError> {
 /// Plays a match between `entrants[0]` (the first bot, whose side every
 /// figure takes) and `entrants[1]`, resuming from and writing to
 /// `opts.out` when given.
+///
+/// ```
+/// use referee::bot::BotSpec;
+/// use referee::game::TicTacToe;
+/// use referee::matches::{self, MatchConfig};
+/// use referee::play::runner::{Entrant, RunConfig};
+/// use referee::play::{RunOptions, Silent};
+///
+/// let entrants = ["greedy", "random"].map(|n| Entrant {
+///     name: n.to_string(),
+///     spec: BotSpec::resolve::<TicTacToe>(n).unwrap(),
+/// });
+/// let cfg = MatchConfig {
+///     games: 100,
+///     seed: 1,
+///     run: RunConfig {
+///         options: Default::default(),
+///         time: Default::default(),
+///         random_plies: 1,
+///         affinity: false,
+///     },
+///     openings: None,
+///     sprt: None,
+///     rating_interval: 0,
+/// };
+/// let r = matches::run::<TicTacToe>(&entrants, &cfg, &RunOptions::default(), &Silent)?;
+/// assert_eq!(r.games(), 100);
+/// assert_eq!(r.stats.pentanomial.pairs(), 50);
+/// assert!(r.stats.wdl.score() > 0.8); // greedy beats random
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 pub fn run<G: BuiltinBots>(
     entrants: &[Entrant; 2],
     cfg: &MatchConfig,

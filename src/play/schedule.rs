@@ -100,6 +100,17 @@ impl Schedule {
 
     /// Two bots (0 and 1) playing `games` games (even: seats alternate,
     /// bot 0 is player 1 in even-numbered games): a match, or grading.
+    ///
+    /// ```
+    /// use referee::play::schedule::Schedule;
+    ///
+    /// let s = Schedule::two_bots(4, 7);
+    /// let seats: Vec<[usize; 2]> = s.pairings().map(|p| p.players).collect();
+    /// assert_eq!(seats, [[0, 1], [1, 0], [0, 1], [1, 0]]);
+    /// // A pure function of the seed: the same games on every machine.
+    /// let again: Vec<u64> = Schedule::two_bots(4, 7).pairings().map(|p| p.seed).collect();
+    /// assert_eq!(s.pairings().map(|p| p.seed).collect::<Vec<_>>(), again);
+    /// ```
     pub fn two_bots(games: u64, seed: u64) -> Schedule {
         Schedule::new(2, Format::RoundRobin, games, seed)
     }

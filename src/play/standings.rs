@@ -9,6 +9,18 @@ use crate::play::record::GameRecord;
 use crate::protocol::ForfeitReason;
 
 /// Wins, draws and losses.
+///
+/// ```
+/// use referee::play::standings::Wdl;
+///
+/// let mut w = Wdl::default();
+/// for points in [1.0, 0.5, 0.0, 1.0] {
+///     w.add(points);
+/// }
+/// assert_eq!((w.wins, w.draws, w.losses), (2, 1, 1));
+/// assert_eq!(w.points(), 2.5);
+/// assert_eq!(w.score(), 0.625);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Wdl {
     /// Games won.

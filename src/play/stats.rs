@@ -339,6 +339,20 @@ const PAIR_VALUES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 /// (fastchess `elo_wdl.cpp`, fishtest `stat_util.get_elo`). Nothing is
 /// clamped: a score bound at or past 0 or 1 is −∞ or +∞. All games in one bucket (all wins, all draws or all
 /// losses) use the Wilson interval instead; no games give `+0 [-inf, +inf]`.
+///
+/// ```
+/// use referee::play::standings::Wdl;
+/// use referee::play::stats::elo_trinomial;
+///
+/// let even = elo_trinomial(&Wdl { wins: 30, draws: 40, losses: 30 });
+/// assert_eq!(even.estimate.to_string(), "+0");
+/// assert!(even.lower.0 < 0.0 && even.upper.0 > 0.0);
+/// let better = elo_trinomial(&Wdl { wins: 60, draws: 30, losses: 10 });
+/// assert!(better.lower.0 > 0.0); // significantly stronger
+/// // A perfect score has no finite Elo.
+/// let perfect = elo_trinomial(&Wdl { wins: 10, draws: 0, losses: 0 });
+/// assert_eq!(perfect.upper.to_string(), "+inf");
+/// ```
 pub fn elo_trinomial(wdl: &Wdl) -> EloInterval {
     let (n, mean, var, one) = moments(&GAME_VALUES, &[wdl.wins, wdl.draws, wdl.losses]);
     logistic_interval(n, mean, var, one)
@@ -353,6 +367,20 @@ pub fn elo_trinomial(wdl: &Wdl) -> EloInterval {
 /// correlation between the two games of an opening, so this interval is the
 /// honest one for paired schedules (usually narrower). One-bucket counts use
 /// the Wilson interval over pairs; no pairs give `+0 [-inf, +inf]`.
+///
+/// ```
+/// use referee::play::stats::{elo_pentanomial, Pentanomial};
+///
+/// let mut p = Pentanomial::default();
+/// for _ in 0..20 {
+///     p.add_pair(1.0, 0.5); // a win and a draw: WD
+///     p.add_pair(0.5, 0.5); // two draws: DD
+/// }
+/// assert_eq!(p.counts, [0, 0, 20, 20, 0]);
+/// assert_eq!(p.pairs(), 40);
+/// let elo = elo_pentanomial(&p);
+/// assert!(elo.estimate.0 > 80.0 && elo.lower.0 > 0.0);
+/// ```
 pub fn elo_pentanomial(p: &Pentanomial) -> EloInterval {
     let (n, mean, var, one) = moments(&PAIR_VALUES, &p.counts);
     logistic_interval(n, mean, var, one)
@@ -560,6 +588,23 @@ impl std::error::Error for SprtError {}
 /// `elo0=0,elo1=5,alpha=0.05,beta=0.05` plus optional
 /// `model=logistic|normalized`; the model defaults to normalized, as in
 /// fastchess. Fields are private so that every `Sprt` is valid.
+///
+/// ```
+/// use referee::play::stats::{Pentanomial, Sprt, SprtStatus};
+///
+/// let test: Sprt = "elo0=0,elo1=10,alpha=0.05,beta=0.05".parse()?;
+/// assert!(test.to_string().starts_with("elo0=0,elo1=10,alpha=0.05,beta=0.05"));
+/// let mut p = Pentanomial::default();
+/// assert_eq!(test.status(&p), SprtStatus::Continue);
+/// for _ in 0..200 {
+///     p.add_pair(1.0, 1.0);
+///     p.add_pair(1.0, 0.5);
+///     p.add_pair(0.5, 0.5);
+/// }
+/// assert_eq!(test.status(&p), SprtStatus::AcceptH1);
+/// assert!("elo0=5,elo1=0".parse::<Sprt>().is_err());
+/// # Ok::<(), referee::play::stats::SprtError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sprt {
     elo0: f64,

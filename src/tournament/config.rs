@@ -430,6 +430,15 @@ impl TournamentFile {
 
     /// Checks a tournament file's `text`; `path` is used in messages and to
     /// resolve relative paths.
+    ///
+    /// ```
+    /// use referee::tournament::TournamentFile;
+    ///
+    /// let text = "game = \"notakto\"\ngames_per_pairing = 3\n";
+    /// let e = TournamentFile::parse("week3.toml".as_ref(), text.into(), None).unwrap_err();
+    /// // Every error names the file and the line.
+    /// assert!(e.to_string().starts_with("week3.toml:2"), "{e}");
+    /// ```
     pub fn parse(
         path: &Path,
         text: String,
