@@ -741,3 +741,73 @@ fn the_cycle_finder_reports_each_circle() {
         .collect();
     assert!(cycles(&acyclic).is_empty());
 }
+
+/// ARCHITECTURE.md's module map matches the code: every row's module and
+/// every file a row names exist, and every module of the library has a row.
+#[test]
+fn the_architecture_map_names_what_exists() {
+    let root = crate::common::root();
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let mut rows = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with("| `")) {
+        let mut cells = line.split(" | ");
+        let head = cells.next().unwrap_or("").trim_start_matches("| ");
+        let rest: String = cells.collect::<Vec<_>>().join(" | ");
+        for module in ticked(head) {
+            rows.push((module, rest.clone()));
+        }
+    }
+    let mut problems = Vec::new();
+    for (module, rest) in &rows {
+        let dir = root.join("src").join(module.trim_end_matches('/'));
+        let path = if module.ends_with('/') {
+            dir.clone()
+        } else {
+            root.join("src").join(module)
+        };
+        if !path.exists() {
+            problems.push(format!("`{module}` has a row but no src/{module}"));
+            continue;
+        }
+        if module.ends_with('/') {
+            for file in ticked(rest).into_iter().filter(|t| t.ends_with(".rs")) {
+                // A file of the module (or of a folder below it).
+                let found = dir.join(&file).exists()
+                    || std::fs::read_dir(&dir).is_ok_and(|entries| {
+                        entries
+                            .flatten()
+                            .any(|e| e.path().is_dir() && e.path().join(&file).exists())
+                    });
+                if !found {
+                    problems.push(format!(
+                        "`{module}` names `{file}`, which is not in src/{module}"
+                    ));
+                }
+            }
+        }
+    }
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).expect("src/lib.rs");
+    for name in lib.lines().filter_map(|l| l.strip_prefix("pub mod ")) {
+        let name = name.trim_end_matches(';');
+        let listed = rows
+            .iter()
+            .any(|(m, _)| m.trim_end_matches('/').trim_end_matches(".rs") == name);
+        if !listed {
+            problems.push(format!("module `{name}` has no row in ARCHITECTURE.md"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "ARCHITECTURE.md is out of date:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The `backticked` words of a Markdown cell.
+fn ticked(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
