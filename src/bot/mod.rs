@@ -250,6 +250,23 @@ pub struct Builtin<G: Game> {
     pub prepare: fn(&Params) -> Result<Maker<G>, BotError>,
 }
 
+/// How every game's `random` plays.
+pub(crate) const RANDOM: &str = "uniform among legal moves";
+
+/// The table line of a built-in without parameters: its name, how it
+/// plays, and what makes it from its seed.
+macro_rules! plain_builtin {
+    ($name:expr, $description:expr, $make:expr) => {
+        $crate::bot::Builtin {
+            name: $name,
+            description: $description,
+            params: &[],
+            prepare: |p| $crate::bot::plain(p, $make),
+        }
+    };
+}
+pub(crate) use plain_builtin;
+
 /// A built-in without parameters (its table is empty), made by `make`
 /// from its seed.
 pub(crate) fn plain<G: Game, B: Bot<G> + 'static>(

@@ -20,9 +20,10 @@ mod quotient;
 #[cfg(test)]
 mod solver;
 
+use super::plain_builtin;
 use std::sync::OnceLock;
 
-use super::{plain, Builtin, BuiltinBots, RandomBot, RuleBot};
+use super::{Builtin, BuiltinBots, RandomBot, RuleBot};
 use crate::game::grid::{has_line, FULL};
 use crate::game::notakto::{Notakto, NotaktoMove};
 use crate::game::{Game, MoveList};
@@ -321,26 +322,16 @@ impl Greedy {
     }
 }
 
+/// How `greedy` plays.
+const GREEDY: &str = "kills no board if it can, never the last board unless forced";
+/// How `optimal` plays.
+const OPTIMAL: &str = "perfect play for any number of boards (misère quotient, no search)";
+
 impl BuiltinBots for Notakto {
     const BUILTINS: &'static [Builtin<Self>] = &[
-        Builtin {
-            name: "random",
-            description: "uniform among legal moves",
-            params: &[],
-            prepare: |p| plain(p, RandomBot::<Notakto>::new),
-        },
-        Builtin {
-            name: "greedy",
-            description: "kills no board if it can, never the last board unless forced",
-            params: &[],
-            prepare: |p| plain(p, Greedy::bot),
-        },
-        Builtin {
-            name: "optimal",
-            description: "perfect play for any number of boards (misère quotient, no search)",
-            params: &[],
-            prepare: |p| plain(p, Optimal::bot),
-        },
+        plain_builtin!("random", super::RANDOM, RandomBot::<Notakto>::new),
+        plain_builtin!("greedy", GREEDY, Greedy::bot),
+        plain_builtin!("optimal", OPTIMAL, Optimal::bot),
     ];
 }
 

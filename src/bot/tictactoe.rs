@@ -1,10 +1,11 @@
 //! Tic-tac-toe bots: `greedy` (the classic win/block/corner/centre/side rules)
 //! and `optimal` (perfect play from a solved table).
 
+use super::plain_builtin;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::{plain, Builtin, BuiltinBots, RandomBot, RuleBot};
+use super::{Builtin, BuiltinBots, RandomBot, RuleBot};
 use crate::game::grid::winning_cells;
 use crate::game::tictactoe::{Cell, TicTacToe};
 use crate::game::{Game, MoveList, Outcome};
@@ -130,26 +131,16 @@ impl Optimal {
     }
 }
 
+/// How `greedy` plays.
+const GREEDY: &str = "win, else block, else a corner, else the centre, else a side";
+/// How `optimal` plays.
+const OPTIMAL: &str = "perfect play: fastest win, slowest loss, random among equals";
+
 impl BuiltinBots for TicTacToe {
     const BUILTINS: &'static [Builtin<Self>] = &[
-        Builtin {
-            name: "random",
-            description: "uniform among legal moves",
-            params: &[],
-            prepare: |p| plain(p, RandomBot::<TicTacToe>::new),
-        },
-        Builtin {
-            name: "greedy",
-            description: "win, else block, else a corner, else the centre, else a side",
-            params: &[],
-            prepare: |p| plain(p, Greedy::bot),
-        },
-        Builtin {
-            name: "optimal",
-            description: "perfect play: fastest win, slowest loss, random among equals",
-            params: &[],
-            prepare: |p| plain(p, Optimal::bot),
-        },
+        plain_builtin!("random", super::RANDOM, RandomBot::<TicTacToe>::new),
+        plain_builtin!("greedy", GREEDY, Greedy::bot),
+        plain_builtin!("optimal", OPTIMAL, Optimal::bot),
     ];
 }
 

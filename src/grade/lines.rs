@@ -27,7 +27,7 @@ use std::sync::Mutex;
 
 use super::{outcome_value, Failure, Solved};
 use crate::bot::{Bot, BotSpec, TimeControl};
-use crate::game::{Game, GameOptions, Outcome, Seat};
+use crate::game::{Game, GameOptions, Seat};
 use crate::play::record::GameRecord;
 use crate::play::referee::{play_game, GameSetup};
 use crate::protocol::Forfeit;
@@ -77,22 +77,7 @@ struct Scripted<G: Game> {
 /// The opponent's moves worth a line: all legal moves but those that lose
 /// on the spot while another is left.
 fn opponent_moves<G: Game>(pos: &G) -> Vec<G::Move> {
-    let mover = pos.to_move();
-    let all: Vec<G::Move> = pos.legal_moves().into_iter().collect();
-    let lasting: Vec<G::Move> = all
-        .iter()
-        .copied()
-        .filter(|&m| {
-            let mut n = pos.clone();
-            n.play_unchecked(m);
-            !matches!(n.outcome(), Some(Outcome::Win(w)) if w != mover)
-        })
-        .collect();
-    if lasting.is_empty() {
-        all
-    } else {
-        lasting
-    }
+    super::opponent::not_losing_at_once(pos, pos.legal_moves().into_iter().collect())
 }
 
 impl<G: Game> Bot<G> for Scripted<G> {
@@ -192,20 +177,8 @@ pub(crate) fn explore_lines<G: Solved>(
                                 }
                             }
                             if now < required && before >= required && refuted.is_none() {
-                                let mut line = texts.clone();
-                                line.push(text.clone());
-                                refuted = Some(Failure {
-                                    seat: seat.number(),
-                                    reason: format!(
-                                        "the move threw away a {} position",
-                                        if before > 0 { "won" } else { "drawn" }
-                                    ),
-                                    moves: line,
-                                    position: pos.to_string(),
-                                    bot_move: Some(text.clone()),
-                                    missed: pos.best_move().map(|m| m.to_string()),
-                                    replay: String::new(),
-                                });
+                                refuted =
+                                    Some(Failure::threw_away(seat, before, &texts, &pos, text));
                             }
                         }
                     }

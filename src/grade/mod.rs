@@ -986,6 +986,33 @@ pub(crate) fn outcome_value(o: Outcome, seat: Seat) -> i8 {
     }
 }
 
+impl Failure {
+    /// The bot's move `text` after `moves`, in `pos` (of value `before`
+    /// for the bot, which plays `seat`), threw away a won or drawn position.
+    fn threw_away<G: Solved>(
+        seat: Seat,
+        before: i8,
+        moves: &[String],
+        pos: &G,
+        text: &str,
+    ) -> Failure {
+        let mut line = moves.to_vec();
+        line.push(text.to_string());
+        Failure {
+            seat: seat.number(),
+            reason: format!(
+                "the move threw away a {} position",
+                if before > 0 { "won" } else { "drawn" }
+            ),
+            moves: line,
+            position: pos.to_string(),
+            bot_move: Some(text.to_string()),
+            missed: pos.best_move().map(|m| m.to_string()),
+            replay: String::new(),
+        }
+    }
+}
+
 /// One way the bot fell short, with everything needed to replay it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Failure {
@@ -1520,20 +1547,13 @@ pub(crate) fn judge_sampled<G: Solved>(
                     }
                 }
                 if now < before && mistake.is_none() {
-                    let mut line = moves_so_far.clone();
-                    line.push(text.clone());
-                    mistake = Some(Failure {
-                        seat: seat.number(),
-                        reason: format!(
-                            "the move threw away a {} position",
-                            if before > 0 { "won" } else { "drawn" }
-                        ),
-                        moves: line,
-                        position: pos.to_string(),
-                        bot_move: Some(text.clone()),
-                        missed: pos.best_move().map(|m| m.to_string()),
-                        replay: String::new(),
-                    });
+                    mistake = Some(Failure::threw_away(
+                        seat,
+                        before,
+                        &moves_so_far,
+                        &pos,
+                        &text,
+                    ));
                 }
             }
             moves_so_far.push(text.clone());

@@ -106,8 +106,17 @@ pub(crate) fn candidates<G: Solved>(pos: &G) -> Vec<G::Move> {
     if best > 0 {
         return keep;
     }
+    not_losing_at_once(pos, keep)
+}
+
+/// The moves of `moves` that do not lose on the spot (in Notakto, killing
+/// the last board), or all of them when every one does.
+pub(crate) fn not_losing_at_once<G: crate::game::Game>(
+    pos: &G,
+    moves: Vec<G::Move>,
+) -> Vec<G::Move> {
     let mover = pos.to_move();
-    let lasting: Vec<G::Move> = keep
+    let lasting: Vec<G::Move> = moves
         .iter()
         .copied()
         .filter(|&m| {
@@ -117,7 +126,7 @@ pub(crate) fn candidates<G: Solved>(pos: &G) -> Vec<G::Move> {
         })
         .collect();
     if lasting.is_empty() {
-        keep
+        moves
     } else {
         lasting
     }

@@ -949,60 +949,48 @@ pub(crate) fn bot_differences(old: &[BotPrint], new: &[BotPrint]) -> Vec<String>
 /// the settings in words, the title, when the run was made and by which
 /// referee, and what each bot is. Every field may be missing (a file
 /// written by another version), and unknown fields are ignored.
+// Every `None` field is left out of the file.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunSettings {
     /// The report's title, when the run was given one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// `round-robin`, `gauntlet`, `match`, `server` or `grading`.
     pub format: String,
     /// The game's name.
     pub game: String,
     /// Notakto boards (Notakto only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub boards: Option<u8>,
     /// A tournament's games per pairing.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub games_per_pairing: Option<u64>,
     /// A match's games (at most, with an SPRT).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub games: Option<u64>,
     /// A server's rounds per connection.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rounds: Option<u64>,
     /// A gauntlet's challengers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub challengers: Vec<String>,
     /// Per-move limit of external bots (or network clients), in ms.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub time_ms: Option<u64>,
     /// Start-up allowance added to a first turn, in ms.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_ms: Option<u64>,
     /// The opening suite's file name (without its folder).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub openings: Option<String>,
     /// Whether the suite is played in an order shuffled by the seed.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shuffle_openings: bool,
     /// Random plies at the start of each pair of games.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub random_plies: Option<u64>,
     /// The master seed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
     /// A match's SPRT, as given.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sprt: Option<String>,
     /// A server's protocol (`text` or `v1`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// When the run was first started, UTC, as `2025-06-01T14:03:07Z`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created: Option<String>,
     /// The referee version that wrote the file.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub referee_version: Option<String>,
     /// The bots named by the run (a server's own bot; not its clients).
     pub bots: Vec<BotAbout>,

@@ -1622,69 +1622,74 @@ mod tests {
     fn sprt_text_errors() {
         let err = |s: &str| s.parse::<Sprt>().unwrap_err().to_string();
         let base = "elo0=0,elo1=5,alpha=0.05";
-        assert_eq!(
-            err(base),
-            "sprt: missing 'beta' (write elo0=0,elo1=5,alpha=0.05,beta=0.05)"
-        );
-        assert_eq!(
-            err(&format!("{base},beta=0.05,gamma=1")),
-            "sprt: unknown key 'gamma' (expected elo0, elo1, alpha, beta, model)"
-        );
-        assert_eq!(
-            err(&format!("{base},beta=0.05,elo0=1")),
-            "sprt: key 'elo0' given twice"
-        );
-        assert_eq!(
-            err(&format!("{base},beta")),
-            "sprt: 'beta' must be written key=value"
-        );
-        assert_eq!(
-            err(&format!("{base},beta=x")),
-            "sprt: beta='x' is not a finite number"
-        );
-        assert_eq!(
-            err(&format!("{base},beta=inf")),
-            "sprt: beta='inf' is not a finite number"
-        );
-        assert_eq!(
-            err(&format!("{base},beta=NaN")),
-            "sprt: beta='NaN' is not a finite number"
-        );
-        assert_eq!(
-            err(&format!("{base},beta=0.05,model=bayesian")),
-            "sprt: unknown model 'bayesian' (expected logistic or normalized)"
-        );
-        assert_eq!(
-            err(&format!("{base},beta=0.05,model=logistic,model=logistic")),
-            "sprt: key 'model' given twice"
-        );
-        assert_eq!(
-            err("elo0=0,elo1=5,alpha=0,beta=0.05"),
-            "sprt: alpha=0 must lie strictly between 0 and 1"
-        );
-        assert_eq!(
-            err(&format!("{base},beta=1")),
-            "sprt: beta=1 must lie strictly between 0 and 1"
-        );
-        assert_eq!(
-            err("elo0=0,elo1=5,alpha=0.5,beta=0.5"),
-            "sprt: alpha + beta = 1 must be less than 1"
-        );
-        assert_eq!(
-            err("elo0=5,elo1=5,alpha=0.05,beta=0.05"),
-            "sprt: elo0=5 must be less than elo1=5"
-        );
-        assert_eq!(
-            err("elo0=0,elo1=300,alpha=0.05,beta=0.05"),
-            "sprt: 300 is outside the normalized model's range [-100, 100]"
-        );
+        let cases: [(String, &str); 15] = [
+            (
+                base.to_string(),
+                "sprt: missing 'beta' (write elo0=0,elo1=5,alpha=0.05,beta=0.05)",
+            ),
+            (
+                format!("{base},beta=0.05,gamma=1"),
+                "sprt: unknown key 'gamma' (expected elo0, elo1, alpha, beta, model)",
+            ),
+            (
+                format!("{base},beta=0.05,elo0=1"),
+                "sprt: key 'elo0' given twice",
+            ),
+            (
+                format!("{base},beta"),
+                "sprt: 'beta' must be written key=value",
+            ),
+            (
+                format!("{base},beta=x"),
+                "sprt: beta='x' is not a finite number",
+            ),
+            (
+                format!("{base},beta=inf"),
+                "sprt: beta='inf' is not a finite number",
+            ),
+            (
+                format!("{base},beta=NaN"),
+                "sprt: beta='NaN' is not a finite number",
+            ),
+            (
+                format!("{base},beta=0.05,model=bayesian"),
+                "sprt: unknown model 'bayesian' (expected logistic or normalized)",
+            ),
+            (
+                format!("{base},beta=0.05,model=logistic,model=logistic"),
+                "sprt: key 'model' given twice",
+            ),
+            (
+                "elo0=0,elo1=5,alpha=0,beta=0.05".to_string(),
+                "sprt: alpha=0 must lie strictly between 0 and 1",
+            ),
+            (
+                format!("{base},beta=1"),
+                "sprt: beta=1 must lie strictly between 0 and 1",
+            ),
+            (
+                "elo0=0,elo1=5,alpha=0.5,beta=0.5".to_string(),
+                "sprt: alpha + beta = 1 must be less than 1",
+            ),
+            (
+                "elo0=5,elo1=5,alpha=0.05,beta=0.05".to_string(),
+                "sprt: elo0=5 must be less than elo1=5",
+            ),
+            (
+                "elo0=0,elo1=300,alpha=0.05,beta=0.05".to_string(),
+                "sprt: 300 is outside the normalized model's range [-100, 100]",
+            ),
+            (
+                "".to_string(),
+                "sprt: missing 'elo0' (write elo0=0,elo1=5,alpha=0.05,beta=0.05)",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(err(&text), want, "{text}");
+        }
         assert!("elo0=0,elo1=300,alpha=0.05,beta=0.05,model=logistic"
             .parse::<Sprt>()
             .is_ok());
-        assert_eq!(
-            err(""),
-            "sprt: missing 'elo0' (write elo0=0,elo1=5,alpha=0.05,beta=0.05)"
-        );
         assert!(Sprt::new(0.0, 5.0, f64::NAN, 0.05, EloModel::Logistic).is_err());
         assert!(Sprt::new(f64::NAN, 5.0, 0.05, 0.05, EloModel::Logistic).is_err());
         assert!(Sprt::new(0.0, f64::NAN, 0.05, 0.05, EloModel::Normalized).is_err());

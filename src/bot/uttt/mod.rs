@@ -10,11 +10,12 @@
 //! crate, which reads the engine through the `lab` module (the `lab`
 //! feature).
 
+use super::plain_builtin;
 use std::time::Duration;
 
 use super::{
-    maker, no_move_forfeit, plain, Bot, BotError, Builtin, BuiltinBots, Param, Params, RandomBot,
-    RuleBot, TimeControl,
+    maker, no_move_forfeit, Bot, BotError, Builtin, BuiltinBots, Param, Params, RandomBot, RuleBot,
+    TimeControl,
 };
 use crate::game::grid::winning_cells;
 use crate::game::uttt::{line, Uttt, UtttMove};
@@ -251,18 +252,12 @@ fn search_config(base: SearchConfig, params: &Params) -> Result<SearchConfig, Bo
 
 impl BuiltinBots for Uttt {
     const BUILTINS: &'static [Builtin<Self>] = &[
-        Builtin {
-            name: "random",
-            description: "uniform among legal moves",
-            params: &[],
-            prepare: |p| plain(p, RandomBot::<Uttt>::new),
-        },
-        Builtin {
-            name: "greedy",
-            description: "win, else win a board, else block, else a safe send",
-            params: &[],
-            prepare: |p| plain(p, Greedy::bot),
-        },
+        plain_builtin!("random", super::RANDOM, RandomBot::<Uttt>::new),
+        plain_builtin!(
+            "greedy",
+            "win, else win a board, else block, else a safe send",
+            Greedy::bot
+        ),
         Builtin {
             name: "optimal",
             description: "MCTS-Solver with a value network at the leaves and a policy network's prior (the strongest engine here)",
