@@ -1552,7 +1552,7 @@ pub(crate) fn judge_sampled<G: Solved>(
                         before,
                         &moves_so_far,
                         &pos,
-                        &text,
+                        text,
                     ));
                 }
             }
