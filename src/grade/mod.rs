@@ -1547,13 +1547,7 @@ pub(crate) fn judge_sampled<G: Solved>(
                     }
                 }
                 if now < before && mistake.is_none() {
-                    mistake = Some(Failure::threw_away(
-                        seat,
-                        before,
-                        &moves_so_far,
-                        &pos,
-                        text,
-                    ));
+                    mistake = Some(Failure::threw_away(seat, before, &moves_so_far, &pos, text));
                 }
             }
             moves_so_far.push(text.clone());
