@@ -347,6 +347,8 @@ pub fn error_text(e: &anyhow::Error) -> String {
                     ),
                     _ => r.to_string(),
                 }
+            } else if let Some(s) = cause.downcast_ref::<referee::play::SettingError>() {
+                format!("--{} {}", s.setting, s.problem)
             } else if let Some(c) = cause.downcast_ref::<ClassError>() {
                 match c {
                     ClassError::EarlierGradebook(_) => format!(

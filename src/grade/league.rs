@@ -96,7 +96,8 @@ pub fn check(
 ) -> anyhow::Result<()> {
     let seat = crate::with_game!(kind, G => {
         for b in &league.builtins {
-            BotSpec::resolve::<G>(b).with_context(|| format!("--builtins: '{b}'"))?;
+            BotSpec::resolve::<G>(b)
+            .with_context(|| crate::play::SettingError::new("builtins", format!("'{b}'")))?;
         }
         console_seat::<G>(cfg)?
     });
@@ -108,7 +109,7 @@ pub fn check(
         league,
     )
     .map(|_| ())
-    .map_err(|e| anyhow::anyhow!("class tournament: {e}"))
+    .context("class tournament")
 }
 
 /// The seat console-form submissions play (the one their assignment gives
@@ -119,10 +120,12 @@ fn console_seat<G: BuiltinBots>(cfg: &GradeConfig) -> anyhow::Result<Option<Seat
     }
     match cfg.seats_for::<G>().as_slice() {
         [seat] => Ok(Some(*seat)),
-        _ => anyhow::bail!(
-            "class tournament: console programs play one seat (the assignment's); grade with \
-             --seat 1 or --seat 2"
-        ),
+        _ => Err(crate::play::SettingError::new(
+            "seat",
+            "must be 1 or 2 for a class tournament of console programs: they play one seat \
+             (the assignment's)",
+        )
+        .into()),
     }
 }
 
@@ -136,18 +139,23 @@ fn plan(
     seat: Option<Seat>,
     cfg: &GradeConfig,
     league: &LeagueConfig,
-) -> Result<Plan, String> {
+) -> anyhow::Result<Plan> {
     if let Some(seat) = seat {
         if league.swiss.is_some() {
-            return Err(
-                "console programs play only their assignment's seat, so they cannot meet each \
-                 other: their class tournament is each student against the built-ins (drop \
-                 --swiss)"
-                    .into(),
-            );
+            return Err(crate::play::SettingError::new(
+                "swiss",
+                "cannot be used with console programs: they play only their assignment's \
+                 seat, so they cannot meet each other, and their class tournament is each \
+                 student against the built-ins (drop it)",
+            )
+            .into());
         }
         if students == 0 || students == bots {
-            return Err("console programs need built-ins to play against (--builtins)".into());
+            return Err(crate::play::SettingError::new(
+                "builtins",
+                "must name at least one: console programs play against the built-ins",
+            )
+            .into());
         }
         return Plan::seated_gauntlet(
             bots,
@@ -155,7 +163,8 @@ fn plan(
             seat,
             league.games_per_pairing,
             cfg.seed,
-        );
+        )
+        .map_err(anyhow::Error::msg);
     }
     match league.swiss {
         None => Plan::round_robin(bots, league.games_per_pairing, cfg.seed),
@@ -167,6 +176,7 @@ fn plan(
             Seeding::Shuffle,
         ),
     }
+    .map_err(anyhow::Error::msg)
 }
 
 fn play<G: BuiltinBots>(
@@ -192,7 +202,8 @@ fn play<G: BuiltinBots>(
     }
     let students_in = entrants.len();
     for b in &league.builtins {
-        let spec = BotSpec::resolve::<G>(b).with_context(|| format!("--builtins: '{b}'"))?;
+        let spec = BotSpec::resolve::<G>(b)
+            .with_context(|| crate::play::SettingError::new("builtins", format!("'{b}'")))?;
         // A student may be called `random`: the built-in gives way.
         let name = if entrants.iter().any(|e| &e.name == b) {
             format!("builtin-{b}")
@@ -208,8 +219,7 @@ fn play<G: BuiltinBots>(
         );
     }
     let seat = console_seat::<G>(cfg)?;
-    let plan = plan(students_in, entrants.len(), seat, cfg, league)
-        .map_err(|e| anyhow::anyhow!("class tournament: {e}"))?;
+    let plan = plan(students_in, entrants.len(), seat, cfg, league).context("class tournament")?;
     let run_cfg = RunConfig {
         options: cfg.options,
         time: cfg.time,

@@ -928,7 +928,11 @@ fn grade_scored(
     records: &mut Vec<GameRecord>,
 ) -> anyhow::Result<GradeReport> {
     if cfg.mode.is_exhaustive() {
-        bail!("--exhaustive needs a solved game (tictactoe or notakto); UTTT is graded by score");
+        return Err(crate::play::SettingError::new(
+            "exhaustive",
+            "needs a solved game (tictactoe or notakto); UTTT is graded by score",
+        )
+        .into());
     }
     let seats = cfg.seats_for::<Uttt>();
     let mut report = GradeReport {

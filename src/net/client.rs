@@ -99,7 +99,8 @@ pub fn play_stream(stream: TcpStream, cfg: &ConnectConfig) -> anyhow::Result<Cli
     let reader = LineReader::new(stream.try_clone()?, cfg.max_line);
     let mut writer = BufWriter::new(stream);
     if let Some(name) = &cfg.name {
-        let name = super::check_client_name(name).map_err(|e| anyhow!("--name: {e}"))?;
+        let name = super::check_client_name(name)
+            .map_err(|e| crate::play::SettingError::new("name", format!("cannot be used: {e}")))?;
         writer
             .write_all(format!("{}\n", crate::protocol::NameLine(name)).as_bytes())
             .and_then(|_| writer.flush())
@@ -144,10 +145,14 @@ fn next_line<R: TimedRead>(
     match reader.read_line(deadline) {
         Ok(raw) => Ok(Some(String::from_utf8_lossy(&raw).trim().to_string())),
         Err(LineError::Closed) => Ok(None),
-        Err(LineError::Timeout) => bail!(
-            "{peer} sent nothing for {} s; giving up (see --timeout-s)",
-            cfg.timeout.map_or(0, |t| t.as_secs())
-        ),
+        Err(LineError::Timeout) => Err(crate::play::SettingError::new(
+            "timeout-s",
+            format!(
+                "{peer} sent nothing for {} s; giving up",
+                cfg.timeout.map_or(0, |t| t.as_secs())
+            ),
+        )
+        .into()),
         Err(e) => Err(anyhow!("reading from {peer}: {e}")),
     }
 }

@@ -236,12 +236,16 @@ impl<G: BuiltinBots> Server<G> {
         cfg: ServeConfig,
     ) -> anyhow::Result<Self> {
         cfg.options.validate()?;
-        anyhow::ensure!(cfg.rounds > 0, "--rounds must be at least 1");
-        anyhow::ensure!(cfg.max_clients > 0, "--max-clients must be at least 1");
-        anyhow::ensure!(
-            cfg.max_per_address > 0,
-            "--max-per-address must be at least 1"
-        );
+        use crate::play::SettingError;
+        for (setting, value) in [
+            ("rounds", cfg.rounds as u64),
+            ("max-clients", cfg.max_clients as u64),
+            ("max-per-address", cfg.max_per_address as u64),
+        ] {
+            if value == 0 {
+                return Err(SettingError::new(setting, "must be at least 1").into());
+            }
+        }
         let listener =
             TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
         let journal = match &cfg.out {
@@ -566,6 +570,6 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let stream = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let e = play_stream(stream, &bad).unwrap_err().to_string();
-        assert!(e.contains("--name"), "{e}");
+        assert!(e.contains("name"), "{e}");
     }
 }

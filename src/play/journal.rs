@@ -464,7 +464,7 @@ impl RunFolder {
                     if !diffs.is_empty() {
                         bail!(
                             "{} was played by other bots: {}; resuming would mix two programs \
-                             under one name (choose another --out)",
+                             under one name (choose another folder)",
                             dir.display(),
                             diffs.join("; ")
                         );

@@ -28,3 +28,25 @@ pub mod text;
 pub use observer::{Log, Observer, Silent};
 pub use referee::{play_game, GameSetup};
 pub use series::RunOptions;
+
+/// A setting whose value cannot be used, by the setting's name (`rounds`,
+/// `builtins`, ...) and the problem: the command line words it with its
+/// option (`--rounds must be at least 1`), a file with its key.
+#[derive(Debug, thiserror::Error)]
+#[error("{setting}: {problem}")]
+pub struct SettingError {
+    /// The setting's name, as the command line's option without its dashes.
+    pub setting: &'static str,
+    /// What is wrong with its value, to follow the option's name.
+    pub problem: String,
+}
+
+impl SettingError {
+    /// Setting `setting` cannot be used: `problem`.
+    pub fn new(setting: &'static str, problem: impl Into<String>) -> Self {
+        SettingError {
+            setting,
+            problem: problem.into(),
+        }
+    }
+}

@@ -367,5 +367,9 @@ fn a_console_class_tournament_plays_each_student_in_the_assignments_seat() {
         tmp.path().join("out2").to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("drop --swiss"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--swiss cannot be used"),
+        "{}",
+        stderr(&o)
+    );
 }
