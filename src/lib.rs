@@ -86,6 +86,7 @@ pub mod check;
 pub mod console;
 pub mod game;
 pub mod grade;
+pub mod league;
 pub mod matches;
 pub mod net;
 pub mod play;

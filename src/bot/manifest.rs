@@ -34,6 +34,18 @@ impl SandboxMode {
     }
 }
 
+/// Written back the way a manifest writes it: `true`, `false` or
+/// `"best-effort"`.
+impl serde::Serialize for SandboxMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            SandboxMode::On => s.serialize_bool(true),
+            SandboxMode::Off => s.serialize_bool(false),
+            SandboxMode::BestEffort => s.serialize_str("best-effort"),
+        }
+    }
+}
+
 impl<'de> serde::Deserialize<'de> for SandboxMode {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(serde::Deserialize)]

@@ -17,6 +17,7 @@ pub mod connect;
 pub mod engine;
 pub mod grade;
 pub mod judge;
+pub mod league;
 pub mod match_cmd;
 pub mod play;
 pub mod progress;
@@ -68,6 +69,8 @@ pub enum Command {
     Engine(engine::EngineArgs),
     /// Show what the sandbox gives on this machine, and what a bot may read in it.
     Sandbox(sandbox::SandboxArgs),
+    /// A competition over a semester: submissions, a rated ladder, a web page, a final.
+    League(league::LeagueArgs),
 }
 
 /// The game and its options, shared by every command that plays.
@@ -253,7 +256,7 @@ pub fn tell(text: &str) {
     crate::cli::progress::say(&format!("referee: {text}"));
 }
 
-fn parse_game(s: &str) -> Result<GameKind, String> {
+pub(crate) fn parse_game(s: &str) -> Result<GameKind, String> {
     s.parse()
         .map_err(|e: referee::game::ParseError| e.to_string())
 }
@@ -278,6 +281,7 @@ pub fn main() -> ExitCode {
         Command::Connect(a) => connect::run(a),
         Command::Engine(a) => engine::run(a),
         Command::Sandbox(a) => sandbox::run(a),
+        Command::League(a) => league::run(a),
     };
     referee::bot::sandbox::remove_cgroup_base();
     match result {

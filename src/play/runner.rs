@@ -196,9 +196,19 @@ pub(crate) trait Feed: Sync {
 }
 
 /// A fixed list of games, in order.
-struct SliceFeed<'a> {
+pub(crate) struct SliceFeed<'a> {
     pairings: &'a [Pairing],
     next: AtomicUsize,
+}
+
+impl<'a> SliceFeed<'a> {
+    /// A feed of `pairings`, in order.
+    pub(crate) fn new(pairings: &'a [Pairing]) -> Self {
+        SliceFeed {
+            pairings,
+            next: AtomicUsize::new(0),
+        }
+    }
 }
 
 impl Feed for SliceFeed<'_> {

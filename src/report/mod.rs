@@ -327,7 +327,7 @@ fn sample(v: Vec<[f64; 2]>) -> Vec<[f64; 2]> {
     out
 }
 
-fn html_escape(s: &str) -> String {
+pub(crate) fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -408,7 +408,7 @@ fn base_dir(path: &Path) -> PathBuf {
 }
 
 /// 1-based line and column of byte `offset` in `text`.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
