@@ -152,10 +152,10 @@ impl League {
         Ok(spec)
     }
 
-    /// How students' bots run.
+    /// How students' bots run: in the league's sandbox; a bot whose
+    /// manifest declares `reuse` keeps its process across games.
     pub fn process(&self) -> crate::bot::spec::ProcessSettings {
         crate::bot::spec::ProcessSettings {
-            reuse: self.settings.reuse,
             sandbox: Some(self.settings.sandbox),
             ..Default::default()
         }
@@ -315,7 +315,7 @@ pub(crate) fn build_ladder(
             bots: n,
             pin: 0,
             pin_rating: settings.pin_rating,
-            prior_draws: settings.prior_draws,
+            prior_games: settings.prior_games,
         },
     );
     let last_sub = |name: &str| {

@@ -15,8 +15,8 @@
 //! drawish the game is) are fitted with the ratings. The log-likelihood is
 //! concave, and Newton's method with a backtracking line search finds its
 //! maximum in a handful of steps. A weak prior keeps every rating finite: each
-//! bot gets `prior_draws` virtual draws, spread evenly over the opponents it
-//! met and over both seats. The first anchor is pinned at its configured
+//! bot gets `prior_games` virtual games, half won and half lost, spread
+//! evenly over the opponents it met and over both seats. The first anchor is pinned at its configured
 //! rating; intervals come from the likelihood's curvature (the inverse of
 //! the negative Hessian), and so does the likelihood of superiority between
 //! two bots. Only bots whose games connect them to the pinned anchor can be
@@ -75,8 +75,9 @@ pub struct FitSettings {
     pub pin: usize,
     /// Its rating in Elo.
     pub pin_rating: f64,
-    /// Virtual draws per bot (the prior); 0 for a plain maximum likelihood.
-    pub prior_draws: f64,
+    /// Virtual games per bot (the prior), half won and half lost; 0 for a
+    /// plain maximum likelihood.
+    pub prior_games: f64,
 }
 
 /// The fitted ladder.
@@ -201,7 +202,13 @@ struct Data {
     /// (first, second, wins, draws, losses) with indices into the free
     /// parameters (`None`: the pinned bot).
     rows: Vec<(Option<usize>, Option<usize>, f64, f64, f64)>,
+    /// Whether any game was drawn: if none was (Notakto has no draws), ν is
+    /// held at (nearly) 0 rather than fitted, which would run off to −∞.
+    draws: bool,
 }
+
+/// ln ν when no game was drawn.
+const NO_DRAWS: f64 = -40.0;
 
 /// Fits the ratings to `tally`.
 pub fn fit(tally: &Tally, s: &FitSettings) -> Fit {
@@ -242,23 +249,30 @@ pub fn fit(tally: &Tally, s: &FitSettings) -> Fit {
             rows.push((index[a], index[b], c[0] as f64, c[1] as f64, c[2] as f64));
         }
     }
-    if s.prior_draws > 0.0 {
+    if s.prior_games > 0.0 {
         for a in 0..n {
             if !connected[a] || opponents[a].is_empty() {
                 continue;
             }
-            let each = s.prior_draws / opponents[a].len() as f64 / 2.0;
+            let each = s.prior_games / opponents[a].len() as f64 / 2.0;
             for &b in &opponents[a] {
-                rows.push((index[a], index[b], 0.0, each, 0.0));
-                rows.push((index[b], index[a], 0.0, each, 0.0));
+                // Half won, half lost: as many virtual wins as losses. (Virtual
+                // draws would not do: with ν free, a perfect record could still
+                // run off to infinity with ν.)
+                rows.push((index[a], index[b], each / 2.0, 0.0, each / 2.0));
+                rows.push((index[b], index[a], each / 2.0, 0.0, each / 2.0));
             }
         }
     }
-    let data = Data { rows };
+    let draws = rows.iter().any(|r| r.3 > 0.0);
+    let data = Data { rows, draws };
     let pin_units = s.pin_rating / ELO_PER_UNIT;
     let dim = k + 2;
     let mut x = vec![0.0; dim];
-    // Start ν at 1, the first move at nothing.
+    // Start ν at 1 (or hold it at nearly 0), the first move at nothing.
+    if !data.draws {
+        x[k + 1] = NO_DRAWS;
+    }
     let mut f = log_likelihood(&data, &x, k);
     let mut steps = 0;
     let mut neg_h = vec![0.0; dim * dim];
@@ -388,6 +402,15 @@ fn gradient_and_hessian(data: &Data, x: &[f64], k: usize, neg_h: &mut [f64]) -> 
         g[t] += g_theta;
         neg_h[t * dim + t] += c_tt;
     }
+    if !data.draws {
+        // ν is held: its row and column are the identity's.
+        for p in 0..dim {
+            neg_h[p * dim + t] = 0.0;
+            neg_h[t * dim + p] = 0.0;
+        }
+        neg_h[t * dim + t] = 1.0;
+        g[t] = 0.0;
+    }
     g
 }
 
@@ -460,7 +483,7 @@ mod tests {
             bots,
             pin: 0,
             pin_rating: 0.0,
-            prior_draws: prior,
+            prior_games: prior,
         }
     }
 
@@ -497,6 +520,32 @@ mod tests {
         // positive and a few tens of Elo wide for 24 games.
         assert!(f.sd[1] > 40.0 && f.sd[1] < 200.0, "{}", f.sd[1]);
         assert!(f.superiority(1, 0).unwrap() > 0.9);
+    }
+
+    #[test]
+    fn a_game_without_draws_is_fitted_as_bradley_terry() {
+        // 30 wins to 10 with seats balanced and no draws: Δ = ln 3.
+        let mut t = Tally::default();
+        for (white, black, score, times) in
+            [(1, 0, 1, 15), (1, 0, -1, 5), (0, 1, -1, 15), (0, 1, 1, 5)]
+        {
+            for _ in 0..times {
+                t.add(Result3 {
+                    white,
+                    black,
+                    score,
+                });
+            }
+        }
+        let f = fit(&t, &settings(2, 0.0));
+        let want = 3.0f64.ln() * ELO_PER_UNIT;
+        assert!(
+            (f.ratings[1].unwrap() - want).abs() < 1e-6,
+            "{:?}",
+            f.ratings
+        );
+        assert!(f.draw_nu < 1e-10);
+        assert!(f.sd[1] > 0.0 && f.sd[1].is_finite());
     }
 
     #[test]

@@ -36,9 +36,9 @@ pub struct LeagueSettings {
     /// The first anchor's rating in Elo.
     #[serde(default)]
     pub pin_rating: f64,
-    /// The rating's prior: virtual draws per bot.
+    /// The rating's prior: virtual games per bot, half won and half lost.
     #[serde(default = "default_prior")]
-    pub prior_draws: f64,
+    pub prior_games: f64,
     /// The master seed of every pairing and game.
     #[serde(default = "default_seed")]
     pub seed: u64,
@@ -62,9 +62,6 @@ pub struct LeagueSettings {
     /// How students' bots are confined: `on`, `best-effort` or `off`.
     #[serde(default = "default_sandbox")]
     pub sandbox: SandboxMode,
-    /// Keep protocol bots' processes across games when they declare `reuse`.
-    #[serde(default = "default_true")]
-    pub reuse: bool,
     /// Games per pair of bots in the final (even: seats swapped).
     #[serde(default = "default_final_games")]
     pub final_games_per_pair: u64,
@@ -103,9 +100,6 @@ fn default_degree() -> usize {
 fn default_sandbox() -> SandboxMode {
     SandboxMode::On
 }
-fn default_true() -> bool {
-    true
-}
 fn default_final_games() -> u64 {
     10
 }
@@ -124,7 +118,7 @@ impl LeagueSettings {
             startup_ms: default_startup_ms(),
             anchors,
             pin_rating: 0.0,
-            prior_draws: default_prior(),
+            prior_games: default_prior(),
             seed: default_seed(),
             placement_games: default_placement(),
             placement_pairs: default_placement_pairs(),
@@ -132,7 +126,6 @@ impl LeagueSettings {
             random_plies: 0,
             openings: None,
             sandbox: default_sandbox(),
-            reuse: true,
             final_games_per_pair: default_final_games(),
             final_swiss_above: default_final_swiss(),
         }
@@ -207,8 +200,8 @@ impl LeagueSettings {
         if s.time_ms == 0 || s.time_ms > 600_000 {
             return Err(at("time_ms", format!("{} is not in 1..=600000", s.time_ms)));
         }
-        if !(s.prior_draws >= 0.0 && s.prior_draws <= 1000.0) {
-            return Err(at("prior_draws", "must be in 0..=1000".into()));
+        if !(s.prior_games >= 0.0 && s.prior_games <= 1000.0) {
+            return Err(at("prior_games", "must be in 0..=1000".into()));
         }
         if !s.pin_rating.is_finite() {
             return Err(at("pin_rating", "must be a number".into()));

@@ -65,6 +65,17 @@ type Files = Vec<(String, bool, Vec<u8>)>;
 /// Reads every file under `path` (a folder, or one file), refusing links,
 /// special files and oversize submissions.
 fn read_files(path: &Path) -> anyhow::Result<Files> {
+    read_files_dated(path).map(|f| f.0)
+}
+
+/// [`read_files`], and the newest modification time among them.
+fn read_files_dated(path: &Path) -> anyhow::Result<(Files, std::time::SystemTime)> {
+    let mut newest = std::time::UNIX_EPOCH;
+    let mut seen = |m: &std::fs::Metadata| {
+        if let Ok(t) = m.modified() {
+            newest = newest.max(t);
+        }
+    };
     let meta = std::fs::symlink_metadata(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
     let mut out = Vec::new();
@@ -87,7 +98,8 @@ fn read_files(path: &Path) -> anyhow::Result<Files> {
             "bot".to_string()
         };
         out.push((stored, executable(&meta), bytes));
-        return Ok(out);
+        seen(&meta);
+        return Ok((out, newest));
     }
     if !meta.is_dir() {
         anyhow::bail!("{}: not a file or a folder", path.display());
@@ -111,6 +123,7 @@ fn read_files(path: &Path) -> anyhow::Result<Files> {
                     e.path().display()
                 );
             }
+            seen(&m);
             if m.is_dir() {
                 // Version control and caches are not the bot.
                 if [".git", "__pycache__", ".venv", "node_modules"]
@@ -135,7 +148,7 @@ fn read_files(path: &Path) -> anyhow::Result<Files> {
         anyhow::bail!("{}: an empty folder", path.display());
     }
     out.sort();
-    Ok(out)
+    Ok((out, newest))
 }
 
 fn read_capped(path: &Path, total: &mut u64) -> anyhow::Result<Vec<u8>> {
@@ -252,9 +265,14 @@ impl League {
     }
 }
 
+/// How long a subfolder of the inbox must have been left alone before it
+/// is taken.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A folder of `<name>/` subfolders watched for new versions. A subfolder
-/// is submitted once its content has stayed the same for two scans in a
-/// row (so that one being copied in is not taken half-way).
+/// is submitted once nothing in it has changed for [`SETTLE`], or its
+/// content stayed the same over two scans (so that one being copied in is
+/// not taken half-way).
 pub struct Inbox {
     dir: PathBuf,
     /// The checksum each name had at the last scan, and whether that one
@@ -285,7 +303,7 @@ impl Inbox {
             .collect();
         names.sort();
         for (name, path) in names {
-            let files = match read_files(&path) {
+            let (files, newest) = match read_files_dated(&path) {
                 Ok(f) => f,
                 Err(e) => {
                     if self.seen.get(&name).map(|s| s.0.as_str()) != Some("error") {
@@ -296,7 +314,8 @@ impl Inbox {
                 }
             };
             let sha = checksum(&files);
-            let settled = matches!(self.seen.get(&name), Some((s, false)) if *s == sha);
+            let quiet = newest.elapsed().is_ok_and(|age| age >= SETTLE);
+            let settled = quiet || matches!(self.seen.get(&name), Some((s, false)) if *s == sha);
             let done = matches!(self.seen.get(&name), Some((s, true)) if *s == sha);
             if done {
                 continue;

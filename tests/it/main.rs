@@ -11,6 +11,7 @@ mod grade;
 mod grade_all;
 mod grading;
 mod layers;
+mod league;
 mod matches;
 mod net;
 mod play_notakto;
