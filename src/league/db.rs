@@ -19,7 +19,7 @@ pub const DB_FILE: &str = "league.db";
 const APPLICATION_ID: i64 = 0x5245_464C;
 
 /// The schema this referee writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Each migration takes the schema from its index to the next version.
 const MIGRATIONS: &[&str] = &[
@@ -73,6 +73,10 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (entry, cycle)
     );
     CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    // 1 -> 2: the league page's queries (games of the last minute, the
+    // next pairings) without a scan of every game.
+    "CREATE INDEX games_finished ON games (finished_at);
+    CREATE INDEX pairings_phase_cycle ON pairings (phase, cycle);",
 ];
 
 /// What a database error says, in one line, naming the file.
@@ -473,15 +477,21 @@ impl Db {
 
     /// Scheduled games of `phase` not played yet, in id order.
     pub fn unplayed(&self, phase: &str) -> anyhow::Result<Vec<Scheduled>> {
+        self.unplayed_since(phase, 0)
+    }
+
+    /// Scheduled games of `phase` from cycle `cycle` on, not played yet.
+    pub fn unplayed_since(&self, phase: &str, cycle: i64) -> anyhow::Result<Vec<Scheduled>> {
         let mut st = self
             .conn
-            .prepare(
-                "SELECT id, phase, cycle, p1, p2, seed, opening_seed, round FROM pairings
-                 WHERE phase = ?1 AND id NOT IN (SELECT pairing FROM games) ORDER BY id",
+            .prepare_cached(
+                "SELECT p.id, p.phase, p.cycle, p.p1, p.p2, p.seed, p.opening_seed, p.round
+                 FROM pairings p LEFT JOIN games g ON g.pairing = p.id
+                 WHERE p.phase = ?1 AND p.cycle >= ?2 AND g.pairing IS NULL ORDER BY p.id",
             )
             .map_err(|e| self.err(e))?;
         let rows = st
-            .query_map([phase], |r| {
+            .query_map(params![phase, cycle], |r| {
                 Ok(Scheduled {
                     id: r.get(0)?,
                     phase: r.get(1)?,
@@ -512,9 +522,11 @@ impl Db {
     /// The last cycle scheduled (0 before the first).
     pub fn last_cycle(&self) -> anyhow::Result<i64> {
         self.conn
-            .query_row("SELECT COALESCE(MAX(cycle), 0) FROM pairings", [], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT COALESCE(MAX(cycle), 0) FROM pairings WHERE phase = 'ladder'",
+                [],
+                |r| r.get(0),
+            )
             .map_err(|e| self.err(e))
     }
 
@@ -705,6 +717,37 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_older_schema_is_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(DB_FILE);
+        let db = Db::create(&p).unwrap();
+        db.add_version("ann", "aa", "s/aa", Status::Pending)
+            .unwrap();
+        // Back to schema 1, as the first league databases were.
+        db.conn
+            .execute_batch("DROP INDEX games_finished; DROP INDEX pairings_phase_cycle;")
+            .unwrap();
+        db.conn.pragma_update(None, "user_version", 1).unwrap();
+        drop(db);
+        let db = Db::open(&p).unwrap();
+        let v: i64 = db
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
+        let n: i64 = db
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('games_finished', 'pairings_phase_cycle')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(db.entries().unwrap().len(), 1, "the data is kept");
+    }
 
     #[test]
     fn a_foreign_or_corrupt_file_is_one_line() {

@@ -13,8 +13,8 @@
 //! Pages are rendered on the server and refresh themselves without a reload
 //! (each fetches its own `?part=main` every few seconds). Nothing under the
 //! league folder is served as a file: no submitted source leaves it. The
-//! ladder is refitted at most once per [`REFIT_EVERY`] while games arrive, so
-//! that a page never waits for more than one fit.
+//! ladder is refitted by a thread of its own every [`REFIT_EVERY`] when
+//! games or versions changed, so that no page waits for a fit.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -34,107 +34,131 @@ use super::db::{now, Db, Entry, GameRow};
 use super::{build_ladder, Ladder, LeagueSettings, LADDER};
 use crate::report::html_escape as esc;
 
-/// How stale the ladder may be while games arrive.
+/// How often the ladder is refreshed while games arrive.
 pub const REFIT_EVERY: Duration = Duration::from_secs(3);
 
 /// The server's shared state.
 struct Shared {
     settings: LeagueSettings,
     db: Mutex<Db>,
-    cache: Mutex<Cache>,
-}
-
-#[derive(Default)]
-struct Cache {
-    /// Ladder games read so far (in id order) and the last id.
-    games: Vec<GameRow>,
-    last: i64,
-    /// The ladder, the entries it was fitted with, and when.
-    ladder: Option<(Arc<Ladder>, Arc<Vec<Entry>>, Instant, i64, usize)>,
+    /// The ladder and the entries it was fitted with, kept up to date by
+    /// the refresher thread (a page never waits for a fit).
+    ladder: std::sync::RwLock<(Arc<Ladder>, Arc<Vec<Entry>>)>,
 }
 
 impl Shared {
-    /// The ladder, refitted when games or versions changed and the last fit
-    /// is older than [`REFIT_EVERY`].
     fn ladder(&self) -> anyhow::Result<(Arc<Ladder>, Arc<Vec<Entry>>)> {
-        let db = self
-            .db
-            .lock()
+        let l = self
+            .ladder
+            .read()
             .map_err(|_| anyhow::anyhow!("lock poisoned"))?;
-        let mut cache = self
-            .cache
-            .lock()
-            .map_err(|_| anyhow::anyhow!("lock poisoned"))?;
-        if let Some((l, e, at, _, _)) = &cache.ladder {
-            if at.elapsed() < REFIT_EVERY {
-                return Ok((l.clone(), e.clone()));
-            }
-        }
-        let new = db.games(LADDER, cache.last)?;
+        Ok((l.0.clone(), l.1.clone()))
+    }
+}
+
+/// What the refresher has read: the ladder games so far and what the last
+/// fit saw.
+struct Refresher {
+    db: Db,
+    settings: LeagueSettings,
+    games: Vec<GameRow>,
+    last: i64,
+    seen: Option<(i64, Vec<(i64, &'static str)>)>,
+}
+
+impl Refresher {
+    /// Reads new games and versions; refits when either changed.
+    fn refresh(&mut self) -> anyhow::Result<Option<(Arc<Ladder>, Arc<Vec<Entry>>)>> {
+        let new = self.db.games(LADDER, self.last)?;
         if let Some(g) = new.last() {
-            cache.last = g.id;
+            self.last = g.id;
         }
-        cache.games.extend(new);
-        let entries = db.entries()?;
-        let versions = entries.len();
-        let decided: usize = entries
-            .iter()
-            .filter(|e| e.status != super::Status::Pending)
-            .count();
-        let newest = cache.last;
-        if let Some((l, e, at, last, seen)) = &mut cache.ladder {
-            if *last == newest && *seen == versions * 100_000 + decided {
-                *at = Instant::now();
-                return Ok((l.clone(), e.clone()));
-            }
+        self.games.extend(new);
+        let entries = self.db.entries()?;
+        let now_seen = (
+            self.last,
+            entries
+                .iter()
+                .map(|e| (e.id, e.status.name()))
+                .collect::<Vec<_>>(),
+        );
+        if self.seen.as_ref() == Some(&now_seen) {
+            return Ok(None);
         }
+        self.seen = Some(now_seen);
         let active = super::active_of(&entries, &self.settings);
-        let ladder = Arc::new(build_ladder(
-            &entries,
-            &active,
-            &cache.games,
-            &self.settings,
-        ));
-        let entries = Arc::new(entries);
-        let last = cache.last;
-        cache.ladder = Some((
-            ladder.clone(),
-            entries.clone(),
-            Instant::now(),
-            last,
-            versions * 100_000 + decided,
-        ));
-        Ok((ladder, entries))
+        let ladder = build_ladder(&entries, &active, &self.games, &self.settings);
+        Ok(Some((Arc::new(ladder), Arc::new(entries))))
     }
 }
 
 /// Serves the league in `dir` on `addr` until interrupted (Ctrl-C or
 /// SIGTERM); `ready` is told the address once it listens.
 pub fn serve(dir: &Path, addr: SocketAddr, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
-    let league = super::League::open(dir)?;
-    let shared = Arc::new(Shared {
-        settings: league.settings.clone(),
-        db: Mutex::new(league.db),
-        cache: Mutex::new(Cache::default()),
-    });
+    let (shared, mut refresher) = open(dir)?;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
         .build()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
-        ready(listener.local_addr()?);
-        axum::serve(listener, router(shared))
-            .with_graceful_shutdown(async {
-                while crate::play::interrupt::interrupted().is_none() {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+    std::thread::scope(|scope| {
+        let (sh, st) = (shared.clone(), stop.clone());
+        scope.spawn(move || {
+            let stopped = || {
+                st.load(std::sync::atomic::Ordering::Relaxed)
+                    || crate::play::interrupt::interrupted().is_some()
+            };
+            while !stopped() {
+                let until = Instant::now() + REFIT_EVERY;
+                while Instant::now() < until && !stopped() {
+                    std::thread::sleep(Duration::from_millis(50));
                 }
-            })
-            .await?;
-        Ok(())
+                // A failed read (a busy database) is retried next time.
+                if let Ok(Some(fresh)) = refresher.refresh() {
+                    if let Ok(mut l) = sh.ladder.write() {
+                        *l = fresh;
+                    }
+                }
+            }
+        });
+        let served = rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+            ready(listener.local_addr()?);
+            axum::serve(listener, router(shared.clone()))
+                .with_graceful_shutdown(async {
+                    while crate::play::interrupt::interrupted().is_none() {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                })
+                .await?;
+            Ok::<(), anyhow::Error>(())
+        });
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        served
     })
+}
+
+/// The shared state with its first fit, and the refresher.
+fn open(dir: &Path) -> anyhow::Result<(Arc<Shared>, Refresher)> {
+    let league = super::League::open(dir)?;
+    let mut refresher = Refresher {
+        db: Db::open(league.db.path())?,
+        settings: league.settings.clone(),
+        games: Vec::new(),
+        last: 0,
+        seen: None,
+    };
+    let first = refresher
+        .refresh()?
+        .ok_or_else(|| anyhow::anyhow!("no ladder"))?;
+    let shared = Arc::new(Shared {
+        settings: league.settings.clone(),
+        db: Mutex::new(league.db),
+        ladder: std::sync::RwLock::new(first),
+    });
+    Ok((shared, refresher))
 }
 
 fn router(shared: Arc<Shared>) -> Router {
@@ -578,7 +602,9 @@ fn league_main(s: &Shared) -> anyhow::Result<String> {
     let db = s.db.lock().map_err(|_| anyhow::anyhow!("lock poisoned"))?;
     let total = db.game_count()?;
     let recent = db.games_finished_since(now() - 60)?;
-    let next = db.unplayed(LADDER)?;
+    // A run plays what an earlier one left first: what is not played is
+    // in the last cycle or two.
+    let next = db.unplayed_since(LADDER, db.last_cycle()? - 1)?;
     let frozen = db.state("frozen_at")?;
     drop(db);
     let st = &s.settings;
@@ -646,14 +672,4 @@ async fn league_page(State(s): State<Arc<Shared>>, Query(part): Query<Part>) -> 
         Ok(main) => respond(&s.settings.title, main, &part),
         Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e:#}")),
     }
-}
-
-/// For tests and benchmarks: the router of the league in `dir`.
-pub fn app(dir: &Path) -> anyhow::Result<Router> {
-    let league = super::League::open(dir)?;
-    Ok(router(Arc::new(Shared {
-        settings: league.settings.clone(),
-        db: Mutex::new(league.db),
-        cache: Mutex::new(Cache::default()),
-    })))
 }
