@@ -706,3 +706,53 @@ pub(crate) fn play_scheduled<G: BuiltinBots>(
 
 pub mod finals;
 pub use finals::{export, final_round, FinalOptions};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_database_and_seed_give_the_same_next_pairings() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a");
+        let mut s = LeagueSettings::new(
+            crate::game::GameKind::TicTacToe,
+            vec!["random".into(), "greedy".into(), "optimal".into()],
+        );
+        s.degree = 2;
+        let league = League::init(&a, s).unwrap();
+        for (i, name) in ["ann", "bob", "cid"].iter().enumerate() {
+            let (_, _) = league
+                .db
+                .add_version(name, &format!("{i:064}"), "submissions/x", Status::Pending)
+                .unwrap();
+        }
+        for e in league.db.entries().unwrap() {
+            league.db.decide(e.id, Status::Admitted, "").unwrap();
+        }
+        drop(league);
+        let b = tmp.path().join("b");
+        std::fs::create_dir_all(&b).unwrap();
+        for f in [settings::SETTINGS, db::DB_FILE] {
+            std::fs::copy(a.join(f), b.join(f)).unwrap();
+        }
+        let next = |dir: &Path| {
+            let l = League::open(dir).unwrap();
+            let ladder = l.ladder().unwrap();
+            let active = l.active().unwrap();
+            schedule_cycle(&l, &ladder, &active, 1)
+                .unwrap()
+                .into_iter()
+                .map(|s| (s.players, s.seed, s.opening_seed))
+                .collect::<Vec<_>>()
+        };
+        let (x, y) = (next(&a), next(&b));
+        assert_eq!(x, y);
+        // Everyone is placing: each plays its placement pairs and its two
+        // neighbours, as a pair of games.
+        assert!(x.len() >= 2 * 6, "{}", x.len());
+        assert!(x
+            .chunks(2)
+            .all(|p| p[0].0 == [p[1].0[1], p[1].0[0]] && p[0].2 == p[1].2));
+    }
+}

@@ -522,3 +522,49 @@ fn the_web_page_in_a_browser() {
     );
     let _ = root();
 }
+
+#[test]
+fn an_inbox_folder_becomes_versions_and_jobs_do_not_change_the_games() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inbox = tmp.path().join("inbox");
+    bot(&inbox, "zoe", HEURISTIC);
+    bot(&inbox, "yan", FIRST_FREE);
+    // An LMS export that is still being copied would be newer than this.
+    std::thread::sleep(Duration::from_millis(2500));
+    let mut standings = Vec::new();
+    for jobs in ["1", "2"] {
+        let l = tmp.path().join(format!("league-{jobs}"));
+        let d = l.to_str().unwrap();
+        init(&l);
+        let out = ok(&[
+            "league",
+            "run",
+            d,
+            "--games",
+            "16",
+            "--jobs",
+            jobs,
+            "--inbox",
+            inbox.to_str().unwrap(),
+        ]);
+        assert!(out.contains("2 versions admitted"), "{out}");
+        let league = League::open(&l).unwrap();
+        let games: Vec<(Vec<String>, Option<u8>)> = league
+            .db
+            .games("ladder", 0)
+            .unwrap()
+            .iter()
+            .map(|g| {
+                let r = league.db.record(g.id).unwrap().unwrap();
+                (r.moves, r.winner.map(|w| w.number()))
+            })
+            .collect();
+        assert_eq!(games.len(), 16);
+        let mut ladder = ladder_json(d);
+        for r in ladder["rows"].as_array_mut().unwrap() {
+            r["last_submission"] = serde_json::Value::Null;
+        }
+        standings.push((games, ladder));
+    }
+    assert_eq!(standings[0], standings[1], "--jobs changed the games");
+}
