@@ -401,7 +401,7 @@ pub struct Progress {
 pub struct RunSummary {
     /// Ladder games played.
     pub played: u64,
-    /// Versions admitted and rejected.
+    /// Versions admitted.
     pub admitted: u64,
     /// Versions rejected.
     pub rejected: u64,
@@ -554,6 +554,7 @@ fn run_game<G: BuiltinBots>(
         if let Some(g) = opts.games {
             todo.truncate((g - summary.played) as usize);
         }
+        let (done, before) = (std::cell::Cell::new(0u64), summary.played);
         let played = play_scheduled::<G>(
             league,
             &active,
@@ -561,8 +562,17 @@ fn run_game<G: BuiltinBots>(
             &cfg,
             openings.as_ref(),
             opts.jobs,
-            &|n| {
-                let _ = n;
+            &|_| {
+                // The progress line as games end, not only between cycles.
+                done.set(done.get() + 1);
+                let played = before + done.get();
+                progress(&Progress {
+                    played,
+                    per_second: played as f64 / started.elapsed().as_secs_f64().max(1e-9),
+                    leader: leader.clone(),
+                    pending: 0,
+                    message: None,
+                });
             },
         )?;
         summary.played += played;
