@@ -84,16 +84,21 @@ impl Format {
     /// files, one line for what goes on standard output, and GitHub
     /// Classroom's `result=BASE64` line (what `$GITHUB_OUTPUT` gets).
     pub fn render(self, r: &GradeResult) -> String {
-        let pretty = |v: Value| serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
         match self {
-            Format::Gradescope => pretty(serde_json::to_value(r.gradescope()).unwrap_or_default()),
-            Format::PrairieLearn => pretty(prairielearn(r)),
+            // The struct itself: its fields in Gradescope's order.
+            Format::Gradescope => pretty(&r.gradescope()),
+            Format::PrairieLearn => pretty(&prairielearn(r)),
             Format::GithubClassroom => format!("result={}\n", github_classroom_base64(r)),
             Format::Autolab => autolab(r).to_string() + "\n",
             Format::CodeRunner => coderunner(r).to_string() + "\n",
             Format::CodeGrade => codegrade(r) + "\n",
         }
     }
+}
+
+/// Pretty JSON and a newline.
+fn pretty<T: Serialize>(value: &T) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
 }
 
 /// An item's message for a system that cannot hide one item from the
@@ -548,7 +553,13 @@ mod tests {
     fn every_format_has_its_own_folder_and_gradescope_keeps_its_shape() {
         let names: std::collections::BTreeSet<_> = Format::ALL.iter().map(|f| f.name()).collect();
         assert_eq!(names.len(), Format::ALL.len());
-        let gs: Value = serde_json::from_str(&Format::Gradescope.render(&result())).unwrap();
+        let text = Format::Gradescope.render(&result());
+        // Gradescope's fields in their order, as the struct has them.
+        assert!(
+            text.starts_with("{\n  \"score\": 30.0,\n  \"max_score\""),
+            "{text}"
+        );
+        let gs: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(gs["score"], 30.0);
         assert_eq!(gs["tests"][1]["visibility"], "after_due_date");
         assert_eq!(gs["tests"][1]["status"], "failed");
