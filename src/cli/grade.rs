@@ -12,7 +12,8 @@ use referee::game::Seat;
 use referee::grade::class::{
     class_students, grade_class, write_gradebook, ClassOutput, Earlier, GradedSoFar,
 };
-use referee::grade::feedback::{self, feedback_markdown, gradescope_results, grading_leaderboard};
+use referee::grade::feedback::{grading_leaderboard, GradeResult};
+use referee::grade::graders::Format;
 use referee::grade::league::{self, LeagueConfig};
 use referee::grade::rubric::Rubric;
 use referee::grade::text::{grade_report_text, gradebook_table};
@@ -108,11 +109,15 @@ pub struct GradeArgs {
     /// Write the student's feedback page (Markdown) here.
     #[arg(long, value_name = "FILE")]
     feedback: Option<PathBuf>,
+    #[command(flatten)]
+    systems: SystemArgs,
 }
 
 /// Runs `grade`: exit 0 pass, 1 fail, 2 harness error.
 pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
+    let github_output = std::env::var_os("GITHUB_OUTPUT").map(PathBuf::from);
+    let last_line = args.systems.last_line(github_output.is_some())?;
     let cfg = match args.opts.config() {
         Ok(mut cfg) => {
             cfg.out = args.out.clone();
@@ -120,7 +125,16 @@ pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(not_graded(&args, e, None, started)),
     };
-    for file in [&args.gradescope, &args.feedback].into_iter().flatten() {
+    let github_file = github_output.filter(|_| args.systems.github_classroom);
+    for file in [
+        &args.gradescope,
+        &args.feedback,
+        &args.systems.prairielearn,
+        &github_file,
+    ]
+    .into_iter()
+    .flatten()
+    {
         check_writable(file)?;
     }
     referee::play::interrupt::install(super::tell)?;
@@ -136,18 +150,13 @@ pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
         ));
         return Ok(ExitCode::from(referee::play::interrupt::exit_code(sig)));
     }
-    if let Some(path) = &args.gradescope {
-        let results = gradescope_results(&report, grading_leaderboard(&report));
-        write_file(path, &(serde_json::to_string_pretty(&results)? + "\n"))?;
-    }
-    if let Some(path) = &args.feedback {
-        write_file(path, &feedback_markdown(&report))?;
-    }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+    let result = GradeResult::graded(&report, grading_leaderboard(&report));
+    let text = if args.json {
+        serde_json::to_string_pretty(&report)? + "\n"
     } else {
-        print!("{}", grade_report_text(&report));
-    }
+        grade_report_text(&report)
+    };
+    write_results(&args, &result, &text, last_line)?;
     Ok(if report.passed {
         ExitCode::SUCCESS
     } else {
@@ -155,22 +164,118 @@ pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The bot could not be graded: with `--gradescope`, a results.json that
-/// gives 0 points and says why (so the student sees it), then the error.
+/// The grading systems' results `grade` writes besides Gradescope's.
+#[derive(Args, Debug)]
+pub struct SystemArgs {
+    /// Write PrairieLearn's external grader results.json here (also when
+    /// the bot cannot be graded: then `gradable` is false, with the reason).
+    #[arg(long, value_name = "FILE")]
+    prairielearn: Option<PathBuf>,
+    /// Write GitHub Classroom's autograding result, `result=BASE64`:
+    /// appended to $GITHUB_OUTPUT when that is set, else as the last line
+    /// of standard output.
+    #[arg(long)]
+    github_classroom: bool,
+    /// Print Autolab's autoresult (`{"scores": ..., "scoreboard": ...}`)
+    /// as the last line of standard output.
+    #[arg(long)]
+    autolab: bool,
+    /// Print a Moodle CodeRunner combinator template grader result (JSON)
+    /// as the last line of standard output.
+    #[arg(long)]
+    coderunner: bool,
+    /// Print the score from 0 to 1 as the last line of standard output
+    /// (CodeGrade's capture points).
+    #[arg(long)]
+    codegrade: bool,
+}
+
+impl SystemArgs {
+    /// The one format that prints the last line of standard output, if
+    /// any; two are refused (both cannot be last).
+    fn last_line(&self, github_output: bool) -> anyhow::Result<Option<Format>> {
+        let asked: Vec<Format> = [
+            (
+                self.github_classroom && !github_output,
+                Format::GithubClassroom,
+            ),
+            (self.autolab, Format::Autolab),
+            (self.coderunner, Format::CodeRunner),
+            (self.codegrade, Format::CodeGrade),
+        ]
+        .into_iter()
+        .filter_map(|(on, f)| on.then_some(f))
+        .collect();
+        match asked.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            [a, b, ..] => anyhow::bail!(
+                "--{} and --{} both print the last line of standard output: give one of them{}",
+                a.name(),
+                b.name(),
+                if asked.contains(&Format::GithubClassroom) {
+                    " (--github-classroom prints only when GITHUB_OUTPUT is not set)"
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
+}
+
+/// Writes `result` everywhere the command line asks: the files, then
+/// `text` (the report) on standard output, then GitHub Classroom's line
+/// (into $GITHUB_OUTPUT, or printed), then the one last line.
+fn write_results(
+    args: &GradeArgs,
+    result: &GradeResult,
+    text: &str,
+    last_line: Option<Format>,
+) -> anyhow::Result<()> {
+    for (path, format) in [
+        (&args.gradescope, Format::Gradescope),
+        (&args.systems.prairielearn, Format::PrairieLearn),
+    ] {
+        if let Some(path) = path {
+            write_file(path, &format.render(result))?;
+        }
+    }
+    if let Some(path) = &args.feedback {
+        write_file(path, &result.feedback)?;
+    }
+    print!("{text}");
+    if args.systems.github_classroom && last_line != Some(Format::GithubClassroom) {
+        if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
+            append_file(
+                std::path::Path::new(&path),
+                &Format::GithubClassroom.render(result),
+            )?;
+        }
+    }
+    if let Some(format) = last_line {
+        print!("{}", format.render(result));
+    }
+    Ok(())
+}
+
+/// The bot could not be graded: every result asked for says so, with 0
+/// points and the reason (so the student sees it), then the error.
 fn not_graded(
     args: &GradeArgs,
     e: anyhow::Error,
     rubric: Option<&Rubric>,
     started: std::time::Instant,
 ) -> anyhow::Error {
-    let Some(path) = &args.gradescope else {
-        return e;
+    let last_line = match args
+        .systems
+        .last_line(std::env::var_os("GITHUB_OUTPUT").is_some())
+    {
+        Ok(l) => l,
+        Err(usage) => return usage,
     };
-    let results = feedback::not_graded(&format!("{e:#}"), rubric, started.elapsed().as_secs_f64());
-    let written = serde_json::to_string_pretty(&results)
-        .map_err(anyhow::Error::from)
-        .and_then(|json| write_file(path, &(json + "\n")));
-    match written {
+    let result =
+        GradeResult::not_graded(&format!("{e:#}"), rubric, started.elapsed().as_secs_f64());
+    match write_results(args, &result, "", last_line) {
         Ok(()) => e,
         Err(w) => e.context(format!("{w:#}")),
     }
@@ -194,6 +299,16 @@ fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
 
 fn write_file(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
     std::fs::write(path, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}
+
+fn append_file(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }
 
 /// Most sampled games per seat: grading keeps every game to judge it.
@@ -317,6 +432,48 @@ pub struct GradeAllArgs {
     /// students per shard); combine the shards' folders with `referee merge`.
     #[arg(long, value_name = "K/N", conflicts_with = "tournament")]
     shard: Option<String>,
+    #[command(flatten)]
+    systems: ClassSystemArgs,
+}
+
+/// The grading systems' results `grade-all` writes per student besides
+/// Gradescope's, each into `OUT/<system>/STUDENT/`.
+#[derive(Args, Debug)]
+pub struct ClassSystemArgs {
+    /// Write each student's PrairieLearn results.json to
+    /// OUT/prairielearn/STUDENT/results.json.
+    #[arg(long)]
+    prairielearn: bool,
+    /// Write each student's GitHub Classroom `result=BASE64` line to
+    /// OUT/github-classroom/STUDENT/result.txt.
+    #[arg(long)]
+    github_classroom: bool,
+    /// Write each student's Autolab autoresult to
+    /// OUT/autolab/STUDENT/autoresult.json.
+    #[arg(long)]
+    autolab: bool,
+    /// Write each student's CodeRunner grader JSON to
+    /// OUT/coderunner/STUDENT/coderunner.json.
+    #[arg(long)]
+    coderunner: bool,
+    /// Write each student's score from 0 to 1 to OUT/codegrade/STUDENT/score.txt.
+    #[arg(long)]
+    codegrade: bool,
+}
+
+impl ClassSystemArgs {
+    fn formats(&self) -> Vec<Format> {
+        [
+            (self.prairielearn, Format::PrairieLearn),
+            (self.github_classroom, Format::GithubClassroom),
+            (self.autolab, Format::Autolab),
+            (self.coderunner, Format::CodeRunner),
+            (self.codegrade, Format::CodeGrade),
+        ]
+        .into_iter()
+        .filter_map(|(on, f)| on.then_some(f))
+        .collect()
+    }
 }
 
 /// Runs `grade-all`: one row per student; a broken submission never stops it.
@@ -366,6 +523,7 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
             .map(super::parse_shard)
             .transpose()
             .map_err(anyhow::Error::msg)?,
+        formats: args.systems.formats(),
     };
     let rubric = cfg.rubric();
     let (rows, failed) = match grade_class(
@@ -386,15 +544,19 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
     let items: Vec<String> = rubric.items.iter().map(|i| i.name.clone()).collect();
     let paths = write_gradebook(&out, &rows, &items)?;
     println!("{}", gradebook_table(&rows));
+    let results: Vec<String> = std::iter::once(Format::Gradescope)
+        .chain(class_out.formats.iter().copied())
+        .map(|f| out.join(f.name()).display().to_string())
+        .collect();
     println!(
-        "gradebook: {}; feedback: {}; Gradescope: {}",
+        "gradebook: {}; feedback: {}; results: {}",
         paths
             .iter()
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()
             .join(", "),
         out.join("feedback").display(),
-        out.join("gradescope").display()
+        results.join(", ")
     );
     if let Some(e) = failed {
         return Err(e);

@@ -12,9 +12,8 @@ use serde::{Deserialize, Serialize};
 use super::rubric::Form;
 use super::{grade, GradeConfig, GradeReport};
 use crate::game::GameKind;
-use crate::grade::feedback::{
-    feedback_markdown, gradescope_results, grading_leaderboard, not_graded, LeaderboardEntry,
-};
+use crate::grade::feedback::{grading_leaderboard, GradeResult, LeaderboardEntry};
+use crate::grade::graders::Format;
 use crate::play::text::{csv_line, format_points};
 use crate::play::Observer;
 use crate::protocol::ForfeitReason;
@@ -74,6 +73,9 @@ pub struct ClassOutput {
     /// Grade only slice `K` of `N` of the class (`--shard K/N`): the
     /// students at positions K-1, K-1+N, ... of the sorted class.
     pub shard: Option<(u64, u64)>,
+    /// The grading systems whose results are written per student besides
+    /// Gradescope's: `<format>/<student>/<file>` (`Format::file_name`).
+    pub formats: Vec<Format>,
 }
 
 /// Why `grade-all` (or the merge of its shards) cannot go on: the data a
@@ -560,8 +562,9 @@ pub(crate) fn student_folders(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 /// The student folders of class folder `dir`, sorted, without the
 /// output's own folders when the output `out` is inside it (the default).
 pub fn class_students(dir: &Path, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let own: Vec<PathBuf> = ["feedback", "gradescope", "tournament"]
-        .iter()
+    let own: Vec<PathBuf> = ["feedback", "tournament"]
+        .into_iter()
+        .chain(Format::ALL.iter().map(|f| f.name()))
         .map(|d| out.join(d))
         .chain([out.to_path_buf()])
         .filter_map(|d| d.canonicalize().ok())
@@ -886,30 +889,36 @@ fn write_student(
     cfg: &GradeConfig,
 ) -> anyhow::Result<()> {
     let md = out.dir.join("feedback").join(format!("{}.md", row.student));
-    let gs_dir = out.dir.join("gradescope").join(&row.student);
-    std::fs::create_dir_all(&gs_dir)
-        .with_context(|| format!("cannot create {}", gs_dir.display()))?;
     let extra = out
         .leaderboard
         .iter()
         .find(|(s, _)| s == &row.student)
         .map(|(_, l)| l.clone())
         .unwrap_or_default();
-    let (page, results) = match report {
+    let result = match report {
         Some(r) => {
             let mut board = extra;
             board.extend(grading_leaderboard(r));
-            (feedback_markdown(r), gradescope_results(r, board))
+            GradeResult::graded(r, board)
         }
-        None => {
-            let r = not_graded(&row.reason, cfg.rubric.as_ref(), 0.0);
-            (r.output.clone(), r)
-        }
+        None => GradeResult::not_graded(&row.reason, cfg.rubric.as_ref(), 0.0),
     };
-    std::fs::write(&md, page).with_context(|| format!("cannot write {}", md.display()))?;
-    let json = gs_dir.join("results.json");
-    std::fs::write(&json, serde_json::to_string_pretty(&results)? + "\n")
-        .with_context(|| format!("cannot write {}", json.display()))?;
+    std::fs::write(&md, &result.feedback)
+        .with_context(|| format!("cannot write {}", md.display()))?;
+    let formats = std::iter::once(Format::Gradescope).chain(
+        out.formats
+            .iter()
+            .copied()
+            .filter(|f| *f != Format::Gradescope),
+    );
+    for format in formats {
+        let dir = out.dir.join(format.name()).join(&row.student);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join(format.file_name());
+        std::fs::write(&path, format.render(&result))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     Ok(())
 }
 
@@ -1220,11 +1229,18 @@ pub fn merge_class(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Vec<Gradebook
             .into());
         }
         for row in got.into_iter().filter(|r| names.contains(&&r.student)) {
-            for (file, sub) in [
-                (format!("{}.md", row.student), "feedback"),
-                (format!("{}/results.json", row.student), "gradescope"),
-            ] {
+            let results = Format::ALL
+                .iter()
+                .map(|f| (format!("{}/{}", row.student, f.file_name()), f.name()));
+            for (file, sub) in [(format!("{}.md", row.student), "feedback")]
+                .into_iter()
+                .chain(results)
+            {
                 let from = d.join(sub).join(&file);
+                if sub != "feedback" && sub != "gradescope" && !from.exists() {
+                    // A format the shards were not asked for.
+                    continue;
+                }
                 let to = out.join(sub).join(&file);
                 if let Some(parent) = to.parent() {
                     std::fs::create_dir_all(parent)

@@ -434,46 +434,206 @@ pub fn grading_leaderboard(r: &GradeReport) -> Vec<LeaderboardEntry> {
     out
 }
 
+/// What became of one rubric item: passed, failed, or not graded (the
+/// submission could not be graded at all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    /// Met in full.
+    Passed,
+    /// Not met (in full).
+    Failed,
+    /// The submission could not be graded.
+    NotGraded,
+}
+
+/// One rubric item's result, as every grading system's writer reads it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ResultItem {
+    /// The rubric item.
+    pub name: String,
+    /// Points given.
+    pub points: f64,
+    /// Points it is worth.
+    pub max_points: f64,
+    /// Who sees it: `visible`, `hidden`, `after_due_date` or
+    /// `after_published` (Gradescope's words).
+    pub visibility: String,
+    /// Passed, failed or not graded.
+    pub status: ItemStatus,
+    /// What was measured, in words (or, not graded, the reason).
+    pub message: String,
+}
+
+impl ResultItem {
+    /// Whether a student may see the item's details now (`visible`); the
+    /// others are shown later by Gradescope, or never.
+    pub fn is_visible(&self) -> bool {
+        self.visibility == "visible"
+    }
+}
+
+/// One graded (or ungradable) submission, as every grading system's
+/// writer reads it: Gradescope's `results.json` here, the others in
+/// `grade::graders`. One type, so no writer repeats another's mapping.
+#[derive(Clone, Debug, Serialize)]
+pub struct GradeResult {
+    /// `Some(reason)` when the submission could not be graded at all.
+    pub error: Option<String>,
+    /// Whether the verdict is a pass.
+    pub passed: bool,
+    /// The total given.
+    pub points: f64,
+    /// The total possible.
+    pub max_points: f64,
+    /// Seconds the grading took.
+    pub elapsed_s: f64,
+    /// The verdict in one line (`PASS: 90 / 100 points`, or `Not graded:
+    /// ...`).
+    pub summary: String,
+    /// The feedback page, in Markdown.
+    pub feedback: String,
+    /// One per rubric item, in the rubric's order.
+    pub items: Vec<ResultItem>,
+    /// Leaderboard columns (Gradescope's leaderboard).
+    pub leaderboard: Vec<LeaderboardEntry>,
+}
+
+impl GradeResult {
+    /// The result of a graded bot: one item per rubric item, the feedback
+    /// page, and `leaderboard`'s columns.
+    pub fn graded(r: &GradeReport, leaderboard: Vec<LeaderboardEntry>) -> GradeResult {
+        GradeResult {
+            error: None,
+            passed: r.passed,
+            points: r.points,
+            max_points: r.max_points,
+            elapsed_s: r.elapsed_s,
+            summary: verdict_line(r),
+            feedback: feedback_markdown(r),
+            items: r
+                .rubric
+                .iter()
+                .map(|i| ResultItem {
+                    name: i.name.clone(),
+                    points: i.points,
+                    max_points: i.max_points,
+                    visibility: i.visibility.clone(),
+                    status: if i.passed {
+                        ItemStatus::Passed
+                    } else {
+                        ItemStatus::Failed
+                    },
+                    message: i.detail.clone(),
+                })
+                .collect(),
+            leaderboard,
+        }
+    }
+
+    /// The result of a submission that could not be graded under `rubric`
+    /// (`None`: the requirement alone): no points, every item not graded
+    /// with the reason, so the student sees what to fix.
+    pub fn not_graded(error: &str, rubric: Option<&Rubric>, elapsed_s: f64) -> GradeResult {
+        let rubric = rubric.cloned().unwrap_or_else(Rubric::requirement_only);
+        let items: Vec<(String, f64, String)> = rubric
+            .items
+            .iter()
+            .map(|i| (i.name.clone(), i.points, i.visibility.clone()))
+            .collect();
+        GradeResult::error(error, &items, elapsed_s)
+    }
+
+    /// The result of a submission that could not be graded, for the items
+    /// `(name, points, visibility)`.
+    pub fn error(error: &str, items: &[(String, f64, String)], elapsed_s: f64) -> GradeResult {
+        GradeResult {
+            error: Some(error.to_string()),
+            passed: false,
+            points: 0.0,
+            max_points: items.iter().map(|i| i.1).sum(),
+            elapsed_s,
+            summary: format!(
+                "Not graded: {}",
+                crate::play::text::visible(error.lines().next().unwrap_or_default())
+            ),
+            feedback: format!(
+                "# Not graded\n\nYour submission could not be graded:\n\n{}\nFix this and submit \
+                 again.\n",
+                block(error)
+            ),
+            items: items
+                .iter()
+                .map(|(name, max, visibility)| ResultItem {
+                    name: name.clone(),
+                    points: 0.0,
+                    max_points: *max,
+                    visibility: visibility.clone(),
+                    status: ItemStatus::NotGraded,
+                    message: format!("not graded: {error}"),
+                })
+                .collect(),
+            leaderboard: Vec::new(),
+        }
+    }
+
+    /// The score as a fraction from 0 to 1: points over the points
+    /// possible (a rubric worth nothing: 1 for a pass, else 0).
+    pub fn fraction(&self) -> f64 {
+        if self.max_points > 0.0 {
+            (self.points / self.max_points).clamp(0.0, 1.0)
+        } else if self.passed {
+            1.0
+        } else {
+            0.0
+        }
+    }
+
+    /// Gradescope's `results.json`: one test per item with its points,
+    /// status and visibility, the feedback page as the output.
+    pub fn gradescope(&self) -> GradescopeResults {
+        GradescopeResults {
+            score: self.points,
+            max_score: self.max_points,
+            execution_time: self.elapsed_s.round() as u64,
+            output: self.feedback.clone(),
+            output_format: "md",
+            test_output_format: "text",
+            tests: self
+                .items
+                .iter()
+                .map(|i| GradescopeTest {
+                    name: i.name.clone(),
+                    score: i.points,
+                    max_score: i.max_points,
+                    status: if i.status == ItemStatus::Passed {
+                        "passed"
+                    } else {
+                        "failed"
+                    },
+                    output: i.message.clone(),
+                    visibility: i.visibility.clone(),
+                })
+                .collect(),
+            leaderboard: self.leaderboard.clone(),
+        }
+    }
+}
+
 /// `results.json` for a graded bot: one test per rubric item, the
 /// feedback page as its output.
 pub fn gradescope_results(
     r: &GradeReport,
     leaderboard: Vec<LeaderboardEntry>,
 ) -> GradescopeResults {
-    GradescopeResults {
-        score: r.points,
-        max_score: r.max_points,
-        execution_time: r.elapsed_s.round() as u64,
-        output: feedback_markdown(r),
-        output_format: "md",
-        test_output_format: "text",
-        tests: r
-            .rubric
-            .iter()
-            .map(|item| GradescopeTest {
-                name: item.name.clone(),
-                score: item.points,
-                max_score: item.max_points,
-                status: if item.passed { "passed" } else { "failed" },
-                output: item.detail.clone(),
-                visibility: item.visibility.clone(),
-            })
-            .collect(),
-        leaderboard,
-    }
+    GradeResult::graded(r, leaderboard).gradescope()
 }
 
 /// `results.json` for a submission that could not be graded under
 /// `rubric` (`None`: the requirement alone): no points, every item failed
 /// with the reason.
 pub fn not_graded(error: &str, rubric: Option<&Rubric>, elapsed_s: f64) -> GradescopeResults {
-    let rubric = rubric.cloned().unwrap_or_else(Rubric::requirement_only);
-    let items: Vec<(String, f64, String)> = rubric
-        .items
-        .iter()
-        .map(|i| (i.name.clone(), i.points, i.visibility.clone()))
-        .collect();
-    gradescope_error(error, &items, elapsed_s)
+    GradeResult::not_graded(error, rubric, elapsed_s).gradescope()
 }
 
 /// `results.json` for a submission that could not be graded: no points,
@@ -483,30 +643,7 @@ pub fn gradescope_error(
     items: &[(String, f64, String)],
     elapsed_s: f64,
 ) -> GradescopeResults {
-    let output = format!(
-        "# Not graded\n\nYour submission could not be graded:\n\n{}\nFix this and submit again.\n",
-        block(error)
-    );
-    GradescopeResults {
-        score: 0.0,
-        max_score: items.iter().map(|i| i.1).sum(),
-        execution_time: elapsed_s.round() as u64,
-        output,
-        output_format: "md",
-        test_output_format: "text",
-        tests: items
-            .iter()
-            .map(|(name, max, visibility)| GradescopeTest {
-                name: name.clone(),
-                score: 0.0,
-                max_score: *max,
-                status: "failed",
-                output: format!("not graded: {error}"),
-                visibility: visibility.clone(),
-            })
-            .collect(),
-        leaderboard: Vec::new(),
-    }
+    GradeResult::error(error, items, elapsed_s).gradescope()
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod catch;
 pub mod class;
 pub mod exhaustive;
 pub mod feedback;
+pub mod graders;
 pub mod league;
 pub(crate) mod lines;
 pub(crate) mod opponent;

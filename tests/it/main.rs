@@ -9,6 +9,7 @@ mod docs;
 mod external;
 mod grade;
 mod grade_all;
+mod graders;
 mod grading;
 mod layers;
 mod league;
