@@ -13,7 +13,8 @@ use serde::Deserialize;
 use super::{build_ladder, db, Ladder, League};
 use crate::bot::BuiltinBots;
 use crate::grade::class::{GradebookRow, ItemPoints};
-use crate::grade::feedback::{GradescopeResults, GradescopeTest, LeaderboardEntry};
+use crate::grade::feedback::{GradeResult, ItemStatus, LeaderboardEntry, ResultItem};
+use crate::grade::graders::Format;
 use crate::play::runner::Entrant;
 use crate::play::{Observer, RunOptions};
 use crate::tournament::{self, Plan};
@@ -229,7 +230,9 @@ impl LeagueRubric {
 
 /// Exports the final's standings (`standings.csv`, `standings.json`) into
 /// `out`, and with a rubric each student's points (`gradebook.csv`,
-/// `gradebook.json`, `grades.csv`, `gradescope/NAME/results.json`).
+/// `gradebook.json`, `grades.csv`, and every grading system's file,
+/// `SYSTEM/NAME/FILE`, as `grade-all` writes them: Gradescope's
+/// `gradescope/NAME/results.json` and the others).
 /// Returns the files written.
 pub fn export(dir: &Path, out: &Path, rubric: Option<&Path>) -> anyhow::Result<Vec<PathBuf>> {
     let league = League::open(dir)?;
@@ -258,7 +261,6 @@ pub fn export(dir: &Path, out: &Path, rubric: Option<&Path>) -> anyhow::Result<V
     students.sort();
     students.dedup();
     let mut rows = Vec::new();
-    let gs = out.join("gradescope");
     for name in &students {
         let row = ladder.rows.iter().find(|r| !r.anchor && &r.name == name);
         let (items, reason) = points(&rubric, &ladder, row);
@@ -281,18 +283,21 @@ pub fn export(dir: &Path, out: &Path, rubric: Option<&Path>) -> anyhow::Result<V
             items: items.clone(),
             reason: reason.clone(),
         };
-        let results = gradescope(&rubric, &ladder, row, &items, &reason);
-        let dir = gs.join(name);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        let p = dir.join("results.json");
-        std::fs::write(&p, serde_json::to_string_pretty(&results)? + "\n")
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        // Every grading system's file, as grade-all writes them.
+        let result = grade_result(&rubric, &ladder, row, &items, &reason);
+        for format in Format::ALL {
+            let dir = out.join(format.name()).join(name);
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            let p = dir.join(format.file_name());
+            std::fs::write(&p, format.render(&result))
+                .with_context(|| format!("cannot write {}", p.display()))?;
+        }
         rows.push(gb);
     }
     let names: Vec<String> = rubric.items.iter().map(|i| i.name.clone()).collect();
     written.extend(crate::grade::class::write_gradebook(out, &rows, &names)?);
-    written.push(gs);
+    written.extend(Format::ALL.iter().map(|f| out.join(f.name())));
     Ok(written)
 }
 
@@ -339,47 +344,50 @@ fn points(
     (items, reason)
 }
 
-/// A student's Gradescope results from the final.
-fn gradescope(
+/// A student's result from the final, as every grading system's writer
+/// reads it.
+fn grade_result(
     rubric: &LeagueRubric,
     ladder: &Ladder,
     row: Option<&super::LadderRow>,
     items: &[ItemPoints],
     reason: &str,
-) -> GradescopeResults {
-    let mut output = format!("# {}\n\n", rubric.title);
-    match row {
-        Some(r) => {
-            output.push_str(&format!(
-                "Final rank **{}** of {}, rating {} ({} games: {}-{}-{}, {} forfeits).\n",
-                r.rank,
-                ladder.rows.len(),
-                r.rating
-                    .map_or_else(|| "not rated".into(), |x| format!("{x:.0}")),
-                r.games,
-                r.wins,
-                r.draws,
-                r.losses,
-                r.forfeits
-            ));
-        }
-        None => output.push_str(&format!("{reason}.\n")),
-    }
-    let tests = rubric
+) -> GradeResult {
+    let summary = match row {
+        Some(r) => format!(
+            "Final rank {} of {}, rating {} ({} games: {}-{}-{}, {} forfeits)",
+            r.rank,
+            ladder.rows.len(),
+            r.rating
+                .map_or_else(|| "not rated".into(), |x| format!("{x:.0}")),
+            r.games,
+            r.wins,
+            r.draws,
+            r.losses,
+            r.forfeits
+        ),
+        None => reason.to_string(),
+    };
+    let feedback = format!("# {}\n\n{summary}.\n", rubric.title);
+    let points: f64 = items.iter().map(|i| i.points).sum();
+    let result_items = rubric
         .items
         .iter()
         .zip(items)
-        .map(|(i, p)| GradescopeTest {
-            name: i.name.clone(),
-            score: p.points,
-            max_score: i.points,
-            status: if p.points >= i.points {
-                "passed"
-            } else {
-                "failed"
-            },
-            output: String::new(),
-            visibility: i.visibility.clone(),
+        .map(|(i, p)| {
+            let met = p.points >= i.points;
+            ResultItem {
+                name: i.name.clone(),
+                points: p.points,
+                max_points: i.points,
+                visibility: i.visibility.clone(),
+                status: if met {
+                    ItemStatus::Passed
+                } else {
+                    ItemStatus::Failed
+                },
+                message: if met { "met" } else { "not met" }.into(),
+            }
         })
         .collect();
     let mut leaderboard = Vec::new();
@@ -397,14 +405,15 @@ fn gradescope(
             });
         }
     }
-    GradescopeResults {
-        score: items.iter().map(|i| i.points).sum(),
-        max_score: rubric.max(),
-        execution_time: 0,
-        output,
-        output_format: "md",
-        test_output_format: "text",
-        tests,
+    GradeResult {
+        error: None,
+        passed: points >= rubric.max(),
+        points,
+        max_points: rubric.max(),
+        elapsed_s: 0.0,
+        summary,
+        feedback,
+        items: result_items,
         leaderboard,
     }
 }

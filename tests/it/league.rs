@@ -271,6 +271,18 @@ fn a_semester_from_submissions_to_grades() {
     assert!(alice["score"].as_f64().unwrap() >= 30.0, "{alice}");
     assert_eq!(alice["tests"].as_array().unwrap().len(), 3);
     assert_eq!(alice["leaderboard"][0]["name"], "rank");
+    // Every other grading system's file, from the same result.
+    let pl: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.join("prairielearn/alice/results.json")).unwrap(),
+    )
+    .unwrap();
+    let fraction = alice["score"].as_f64().unwrap() / 35.0;
+    assert!(
+        (pl["score"].as_f64().unwrap() - fraction).abs() < 1e-9,
+        "{pl}"
+    );
+    let cg = std::fs::read_to_string(out_dir.join("codegrade/carol/score.txt")).unwrap();
+    assert_eq!(cg.trim(), "0");
     let standings = std::fs::read_to_string(out_dir.join("standings.csv")).unwrap();
     assert_eq!(standings.lines().count(), 5);
 }
