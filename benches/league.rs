@@ -149,19 +149,20 @@ fn database_and_pages(work: &Path) {
             })
             .collect();
         let recs = run_games::<Uttt>(&entrants, &cfg, &pairings, 2, |_| {});
-        let rows: Vec<(String, i64, [i64; 2], u64, u64, u64)> = recs
+        let rows: Vec<Scheduled> = recs
             .iter()
             .map(|_| {
                 let a = rng.random_range(0..ids.len());
                 let b = (a + 1 + rng.random_range(0..4)) % ids.len();
-                (
-                    "ladder".to_string(),
-                    1 + chunk as i64,
-                    [ids[a], ids[b]],
-                    0,
-                    0,
-                    0,
-                )
+                Scheduled {
+                    id: 0,
+                    phase: "ladder".to_string(),
+                    cycle: 1 + chunk as i64,
+                    players: [ids[a], ids[b]],
+                    seed: 0,
+                    opening_seed: 0,
+                    round: 0,
+                }
             })
             .collect();
         let scheduled: Vec<Scheduled> = league.db.schedule(&rows).unwrap();

@@ -80,12 +80,20 @@ fn judge<G: BuiltinBots>(
         };
         games.push((ADMISSION.to_string(), 0, players));
     }
-    let rows: Vec<(String, i64, [i64; 2], u64, u64, u64)> = games
+    let rows: Vec<super::db::Scheduled> = games
         .into_iter()
         .enumerate()
         .map(|(k, (phase, cycle, players))| {
             let seed = crate::seed::derive(s.seed, &[4, e.id as u64, k as u64]);
-            (phase, cycle, players, seed, seed, 0)
+            super::db::Scheduled {
+                id: 0,
+                phase,
+                cycle,
+                players,
+                seed,
+                opening_seed: seed,
+                round: 0,
+            }
         })
         .collect();
     let scheduled = league.db.schedule(&rows)?;

@@ -190,6 +190,21 @@ pub struct GameRow {
     pub finished_at: i64,
 }
 
+/// A rating recorded at the start of a cycle.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RatingPoint {
+    /// When (unix seconds).
+    pub at: i64,
+    /// The version rated.
+    pub version: u32,
+    /// The rating.
+    pub rating: f64,
+    /// Its 95 % interval.
+    pub low: f64,
+    /// Its 95 % interval.
+    pub high: f64,
+}
+
 /// A scheduled game.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scheduled {
@@ -435,11 +450,9 @@ impl Db {
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
-    /// Schedules games (one transaction); returns them with their ids.
-    pub fn schedule(
-        &self,
-        games: &[(String, i64, [i64; 2], u64, u64, u64)],
-    ) -> anyhow::Result<Vec<Scheduled>> {
+    /// Schedules games (one transaction; their `id`s are ignored); returns
+    /// them with their ids.
+    pub fn schedule(&self, games: &[Scheduled]) -> anyhow::Result<Vec<Scheduled>> {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         let mut out = Vec::with_capacity(games.len());
         {
@@ -449,25 +462,20 @@ impl Db {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )
                 .map_err(|e| self.err(e))?;
-            for (phase, cycle, players, seed, opening_seed, round) in games {
+            for g in games {
                 st.execute(params![
-                    phase,
-                    cycle,
-                    players[0],
-                    players[1],
-                    *seed as i64,
-                    *opening_seed as i64,
-                    *round as i64
+                    g.phase,
+                    g.cycle,
+                    g.players[0],
+                    g.players[1],
+                    g.seed as i64,
+                    g.opening_seed as i64,
+                    g.round as i64
                 ])
                 .map_err(|e| self.err(e))?;
                 out.push(Scheduled {
                     id: tx.last_insert_rowid(),
-                    phase: phase.clone(),
-                    cycle: *cycle,
-                    players: *players,
-                    seed: *seed,
-                    opening_seed: *opening_seed,
-                    round: *round,
+                    ..g.clone()
                 });
             }
         }
@@ -652,9 +660,8 @@ impl Db {
         tx.commit().map_err(|e| self.err(e))
     }
 
-    /// The recorded ratings of the entries of `name` over time:
-    /// (unix time, version, rating, low, high).
-    pub fn rating_history(&self, name: &str) -> anyhow::Result<Vec<(i64, u32, f64, f64, f64)>> {
+    /// The recorded ratings of the entries of `name` over time.
+    pub fn rating_history(&self, name: &str) -> anyhow::Result<Vec<RatingPoint>> {
         let mut st = self
             .conn
             .prepare(
@@ -664,7 +671,13 @@ impl Db {
             .map_err(|e| self.err(e))?;
         let rows = st
             .query_map([name], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                Ok(RatingPoint {
+                    at: r.get(0)?,
+                    version: r.get(1)?,
+                    rating: r.get(2)?,
+                    low: r.get(3)?,
+                    high: r.get(4)?,
+                })
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))

@@ -622,14 +622,15 @@ fn schedule_cycle(
         let opening_seed = crate::seed::derive(s.seed, &[2, round]);
         for (g, players) in [[*a, *b], [*b, *a]].into_iter().enumerate() {
             let game_seed = crate::seed::derive(s.seed, &[3, round, g as u64]);
-            games.push((
-                LADDER.to_string(),
+            games.push(db::Scheduled {
+                id: 0,
+                phase: LADDER.to_string(),
                 cycle,
                 players,
-                game_seed,
+                seed: game_seed,
                 opening_seed,
                 round,
-            ));
+            });
         }
     }
     let out = league.db.schedule(&games)?;

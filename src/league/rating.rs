@@ -198,10 +198,13 @@ fn root(parent: &mut [usize], mut i: usize) -> usize {
 
 /// The counts the fit reads: the real games plus the prior's virtual
 /// draws, over the bots connected to the pinned one.
+/// (first, second, wins, draws, losses) with indices into the free
+/// parameters (`None`: the pinned bot).
+type Row = (Option<usize>, Option<usize>, f64, f64, f64);
+
 struct Data {
-    /// (first, second, wins, draws, losses) with indices into the free
-    /// parameters (`None`: the pinned bot).
-    rows: Vec<(Option<usize>, Option<usize>, f64, f64, f64)>,
+    /// The counts, by ordered pair.
+    rows: Vec<Row>,
     /// Whether any game was drawn: if none was (Notakto has no draws), ν is
     /// held at (nearly) 0 rather than fitted, which would run off to −∞.
     draws: bool,

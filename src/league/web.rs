@@ -30,12 +30,15 @@ use axum::routing::get;
 use axum::Router;
 use serde::{Deserialize, Serialize};
 
-use super::db::{now, Db, Entry, GameRow};
+use super::db::{now, Db, Entry, GameRow, RatingPoint};
 use super::{build_ladder, Ladder, LeagueSettings, LADDER};
 use crate::report::html_escape as esc;
 
 /// How often the ladder is refreshed while games arrive.
 pub const REFIT_EVERY: Duration = Duration::from_secs(3);
+
+/// A fitted ladder and the entries it was fitted with.
+type Snapshot = (Arc<Ladder>, Arc<Vec<Entry>>);
 
 /// The server's shared state.
 struct Shared {
@@ -43,11 +46,11 @@ struct Shared {
     db: Mutex<Db>,
     /// The ladder and the entries it was fitted with, kept up to date by
     /// the refresher thread (a page never waits for a fit).
-    ladder: std::sync::RwLock<(Arc<Ladder>, Arc<Vec<Entry>>)>,
+    ladder: std::sync::RwLock<Snapshot>,
 }
 
 impl Shared {
-    fn ladder(&self) -> anyhow::Result<(Arc<Ladder>, Arc<Vec<Entry>>)> {
+    fn ladder(&self) -> anyhow::Result<Snapshot> {
         let l = self
             .ladder
             .read()
@@ -68,7 +71,7 @@ struct Refresher {
 
 impl Refresher {
     /// Reads new games and versions; refits when either changed.
-    fn refresh(&mut self) -> anyhow::Result<Option<(Arc<Ladder>, Arc<Vec<Entry>>)>> {
+    fn refresh(&mut self) -> anyhow::Result<Option<Snapshot>> {
         let new = self.db.games(LADDER, self.last)?;
         if let Some(g) = new.last() {
             self.last = g.id;
@@ -335,7 +338,7 @@ async fn ladder_json(State(s): State<Arc<Shared>>) -> Response {
 struct StudentData {
     name: String,
     versions: Vec<VersionData>,
-    history: Vec<(i64, u32, f64, f64, f64)>,
+    history: Vec<RatingPoint>,
     opponents: Vec<(String, u64, u64, u64)>,
     games: Vec<GameData>,
 }
@@ -390,7 +393,7 @@ fn student_data(s: &Shared, name: &str) -> anyhow::Result<Option<StudentData>> {
             k.2 += l;
         }
     }
-    games.sort_by(|a, b| b.id.cmp(&a.id));
+    games.sort_by_key(|g| std::cmp::Reverse(g.id));
     games.truncate(30);
     let history = db.rating_history(name)?;
     let mut opponents: Vec<(String, u64, u64, u64)> = opponents
@@ -434,15 +437,15 @@ fn student_data(s: &Shared, name: &str) -> anyhow::Result<Option<StudentData>> {
 }
 
 /// The rating over time as a small line chart.
-fn chart(history: &[(i64, u32, f64, f64, f64)]) -> String {
+fn chart(history: &[RatingPoint]) -> String {
     if history.len() < 2 {
         return "<p class=\"muted\">Not enough ladder cycles yet for a chart.</p>".into();
     }
     let (w, h) = (600.0, 160.0);
-    let lo = history.iter().map(|x| x.3).fold(f64::INFINITY, f64::min);
+    let lo = history.iter().map(|x| x.low).fold(f64::INFINITY, f64::min);
     let hi = history
         .iter()
-        .map(|x| x.4)
+        .map(|x| x.high)
         .fold(f64::NEG_INFINITY, f64::max);
     let span = (hi - lo).max(1.0);
     let n = history.len() as f64 - 1.0;
@@ -456,13 +459,13 @@ fn chart(history: &[(i64, u32, f64, f64, f64)]) -> String {
     let line: Vec<String> = history
         .iter()
         .enumerate()
-        .map(|(i, x)| pt(i, x.2))
+        .map(|(i, x)| pt(i, x.rating))
         .collect();
     let band: Vec<String> = history
         .iter()
         .enumerate()
-        .map(|(i, x)| pt(i, x.4))
-        .chain(history.iter().enumerate().rev().map(|(i, x)| pt(i, x.3)))
+        .map(|(i, x)| pt(i, x.high))
+        .chain(history.iter().enumerate().rev().map(|(i, x)| pt(i, x.low)))
         .collect();
     format!(
         "<svg id=\"chart\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">\
