@@ -11,8 +11,9 @@ use std::io::Read;
 use anyhow::{bail, Context};
 use serde::Deserialize;
 
-use super::BotError;
+use super::{BotError, TimeProfile};
 use crate::game::GameKind;
+use crate::protocol::BotProtocol;
 
 /// Whether (and how strictly) a bot runs in the sandbox. In a manifest or
 /// a tournament entry: `sandbox = true`, `false` or `"best-effort"`.
@@ -167,6 +168,11 @@ pub struct ExternalSpec {
     pub sandbox_read: Vec<PathBuf>,
     /// The manifest file it was read from, if any.
     pub manifest: Option<PathBuf>,
+    /// The protocol a protocol bot speaks; `None`: it did not say (v1,
+    /// unless the command line's `--protocol` says otherwise).
+    pub protocol: Option<BotProtocol>,
+    /// Its own time limits (`time = "codingame"`), replacing the run's.
+    pub time: Option<TimeProfile>,
 }
 
 /// A bot's `command`: one string split like a shell does, or an array.
@@ -232,6 +238,13 @@ pub struct BotManifest {
     /// folder).
     #[serde(default)]
     pub sandbox_read: Vec<PathBuf>,
+    /// The protocol it speaks: `"v1"` (the default) or `"codingame"`.
+    #[serde(default)]
+    pub protocol: Option<BotProtocol>,
+    /// Its time limits: `"codingame"` (1000 ms first turn, 100 ms later
+    /// ones) instead of the run's.
+    #[serde(default)]
+    pub time: Option<TimeProfile>,
 }
 
 impl BotManifest {
@@ -275,6 +288,13 @@ impl BotManifest {
         if command.is_empty() || command[0].is_empty() {
             return Err(BotError(format!("bot '{}': command is empty", self.name)));
         }
+        if self.kind == ExternalKind::Console && self.protocol == Some(BotProtocol::CodinGame) {
+            return Err(BotError(format!(
+                "bot '{}': a console program (kind = \"console\") does not speak a protocol; \
+                 leave out `protocol = \"codingame\"` or `kind`",
+                self.name
+            )));
+        }
         let cwd = match self.cwd {
             Some(c) => base_dir.join(c),
             None => base_dir.to_path_buf(),
@@ -304,6 +324,8 @@ impl BotManifest {
                 .map(|p| std::path::absolute(base_dir.join(&p)).unwrap_or(p))
                 .collect(),
             manifest: None,
+            protocol: self.protocol,
+            time: self.time,
         })
     }
 }
@@ -332,8 +354,9 @@ pub fn manifests_in(dir: &Path) -> Vec<(PathBuf, Result<BotManifest, BotError>)>
 /// by `grade` or `grade-all`, played in the class tournament): how to start
 /// the bot, nothing about how it is confined. The grader's options decide
 /// the rest (docs/sandbox.md, "What a submission may say").
-pub const SUBMISSION_KEYS: [&str; 9] = [
+pub const SUBMISSION_KEYS: [&str; 10] = [
     "name",
+    "protocol",
     "command",
     "cwd",
     "env",
@@ -511,11 +534,25 @@ impl ExternalSpec {
             sandbox: SandboxMode::Off,
             sandbox_read: Vec::new(),
             manifest: None,
+            protocol: None,
+            time: None,
         })
+    }
+
+    /// The protocol it speaks (v1 unless it said otherwise).
+    pub fn speaks(&self) -> BotProtocol {
+        self.protocol.unwrap_or_default()
     }
 
     /// Fails unless the bot may play `game`, per its `games` list.
     pub(crate) fn check_game(&self, game: GameKind) -> Result<(), BotError> {
+        if self.speaks() == BotProtocol::CodinGame && !game.has_codingame_grid() {
+            return Err(BotError(format!(
+                "bot '{}' speaks CodinGame's protocol, and CodinGame has no {game}: it plays \
+                 tictactoe and uttt",
+                self.name
+            )));
+        }
         if self.games.is_empty() || self.games.contains(&game) {
             return Ok(());
         }

@@ -49,7 +49,7 @@ fn stats(label: &str, v: &[u64]) -> String {
 
 fn check<G: BuiltinBots>(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let mut spec = BotSpec::resolve::<G>(&args.bot)?;
-    args.process.apply(&mut spec)?;
+    args.process.apply(&mut spec, G::KIND)?;
     let spec = match spec {
         BotSpec::External(e) => e,
         BotSpec::Builtin(b) => bail!("'{b}' is a built-in bot; check tests external bots"),

@@ -153,7 +153,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
     let mut specs = Vec::new();
     for (i, text) in [&args.bot1, &args.bot2].iter().enumerate() {
         let mut spec = BotSpec::resolve::<G>(text).with_context(|| format!("bot {}", i + 1))?;
-        args.process.apply(&mut spec)?;
+        args.process.apply(&mut spec, G::KIND)?;
         specs.push(spec);
     }
     // A manifest's bot is shown by its `name`, not by the manifest's path.

@@ -50,7 +50,7 @@ fn play<G: BuiltinBots>(args: &PlayArgs) -> anyhow::Result<ExitCode> {
         } else {
             let mut spec =
                 BotSpec::resolve::<G>(name).with_context(|| format!("--p{}", seat.number()))?;
-            args.process.apply(&mut spec)?;
+            args.process.apply(&mut spec, G::KIND)?;
             let seed = referee::seed::derive(args.seed, &[seat.number() as u64]);
             let mut bot = spec.instantiate::<G>(seed, &time, None)?;
             if let Err(f) = bot.begin(seat, &time) {

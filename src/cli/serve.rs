@@ -73,7 +73,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
 fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let mut spec = BotSpec::resolve::<G>(&args.bot).context("--bot")?;
-    args.process.apply(&mut spec)?;
+    args.process.apply(&mut spec, G::KIND)?;
     let cfg = ServeConfig {
         rounds: args.rounds,
         protocol: args.protocol,

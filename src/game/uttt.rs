@@ -18,7 +18,7 @@ use std::str::FromStr;
 use rand::Rng;
 
 use super::grid::{cell_list, count9, has_line, FULL};
-use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
+use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Rules, Seat};
 
 /// Whether the mask holds a line (three in a row, column or diagonal).
 #[inline(always)]
@@ -159,6 +159,8 @@ pub struct Uttt {
     forced: u8,
     /// Moves played.
     ply: u8,
+    /// How a game that fills every board without a line ends.
+    rules: Rules,
 }
 
 impl Default for Uttt {
@@ -169,6 +171,7 @@ impl Default for Uttt {
             closed: 0,
             forced: ANY,
             ply: 0,
+            rules: Rules::Standard,
         }
     }
 }
@@ -228,6 +231,24 @@ impl Uttt {
     #[inline]
     pub fn empty(&self, b: usize) -> u16 {
         FULL & !(self.cells[0][b] | self.cells[1][b])
+    }
+
+    /// The result of a game that filled every board without three won
+    /// boards in a row: a draw under the standard rules; under CodinGame's,
+    /// a win for the player with more boards won (equal counts draw).
+    #[inline]
+    fn full_board_outcome(&self) -> Outcome {
+        match self.rules {
+            Rules::Standard => Outcome::Draw,
+            Rules::CodinGame => {
+                let (x, o) = (self.won[0].count_ones(), self.won[1].count_ones());
+                match x.cmp(&o) {
+                    std::cmp::Ordering::Greater => Outcome::Win(Seat::One),
+                    std::cmp::Ordering::Less => Outcome::Win(Seat::Two),
+                    std::cmp::Ordering::Equal => Outcome::Draw,
+                }
+            }
+        }
     }
 
     #[inline]
@@ -509,12 +530,22 @@ impl Game for Uttt {
     /// to the grid of boards and to every board at once.
     type Symmetry = u8;
 
-    fn start(_opts: &GameOptions) -> Self {
-        Uttt::default()
+    fn start(opts: &GameOptions) -> Self {
+        Uttt {
+            rules: opts.rules,
+            ..Uttt::default()
+        }
     }
 
     fn options(&self) -> GameOptions {
-        GameOptions::default()
+        GameOptions {
+            rules: self.rules,
+            ..GameOptions::default()
+        }
+    }
+
+    fn under_rules(self, rules: Rules) -> Self {
+        Uttt { rules, ..self }
     }
 
     #[inline]
@@ -571,7 +602,7 @@ impl Game for Uttt {
         } else if line(self.won[1]) {
             Some(Outcome::Win(Seat::Two))
         } else if self.closed == FULL {
-            Some(Outcome::Draw)
+            Some(self.full_board_outcome())
         } else {
             None
         }
@@ -908,6 +939,9 @@ impl Game for Uttt {
         self.closed = closed;
         self.forced = forced;
         self.ply = ply;
+        if outcome == Outcome::Draw && closed == FULL {
+            return self.full_board_outcome();
+        }
         outcome
     }
 }

@@ -444,6 +444,7 @@ pub fn grade(
     crate::with_game!(kind, G => {
         let mut spec = BotSpec::resolve::<G>(&command).with_context(|| format!("bot '{bot}'"))?;
         spec.adjust(&cfg.process);
+        spec.check_game(G::KIND)?;
         for lack in spec.check_sandbox()? {
             observer.note(&format!("warning: best-effort sandbox without {lack}"));
         }
@@ -1605,15 +1606,33 @@ mod tests {
         assert_eq!(TicTacToe::requirement(&o, Seat::One), 0);
         assert_eq!(TicTacToe::requirement(&o, Seat::Two), 0);
         assert_eq!(
-            Notakto::requirement(&GameOptions { boards: 3 }, Seat::One),
+            Notakto::requirement(
+                &GameOptions {
+                    boards: 3,
+                    ..Default::default()
+                },
+                Seat::One
+            ),
             1
         );
         assert_eq!(
-            Notakto::requirement(&GameOptions { boards: 2 }, Seat::Two),
+            Notakto::requirement(
+                &GameOptions {
+                    boards: 2,
+                    ..Default::default()
+                },
+                Seat::Two
+            ),
             1
         );
         assert_eq!(
-            Notakto::requirement(&GameOptions { boards: 2 }, Seat::One),
+            Notakto::requirement(
+                &GameOptions {
+                    boards: 2,
+                    ..Default::default()
+                },
+                Seat::One
+            ),
             -1
         );
     }
@@ -1652,7 +1671,10 @@ mod tests {
     fn optimal_passes_sampled_grading() {
         let opt = BotSpec::resolve::<Notakto>("optimal").unwrap();
         let cfg = SampledConfig {
-            options: GameOptions { boards: 3 },
+            options: GameOptions {
+                boards: 3,
+                ..Default::default()
+            },
             seats: vec![Seat::One],
             games: 50,
             time: TimeControl::default(),

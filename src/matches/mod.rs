@@ -689,7 +689,7 @@ pub fn merge(
         let expected = Expected {
             ids: 0..games,
             check: &check,
-            standard: <G as crate::game::Game>::start(&crate::game::GameOptions { boards })
+            standard: <G as crate::game::Game>::start(&crate::game::GameOptions { boards, ..Default::default() })
                 .to_string(),
         };
         merge_games::<G>(dirs, &expected, &mut tally, folder.as_ref(), observer)?;
