@@ -21,6 +21,8 @@ use referee::with_game;
 pub struct ServeArgs {
     #[command(flatten)]
     game: GameArgs,
+    #[command(flatten)]
+    rules: super::RulesArgs,
     /// The server's bot (built-in, manifest or command line); a fresh one per round.
     #[arg(long)]
     bot: String,
@@ -83,7 +85,7 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         max_per_address: args.max_per_address as usize,
         max_line: args.max_line as usize,
         out: args.out.clone(),
-        options: args.game.options(),
+        options: args.game.options_under(&args.rules)?,
         seed: args.seed,
         log: if args.quiet {
             Log::default()

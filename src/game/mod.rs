@@ -383,6 +383,13 @@ pub trait Game:
         self
     }
 
+    /// How a finished game's result was decided when its rules, not a line
+    /// on the board, decided it (UTTT under CodinGame's rule: the boards
+    /// won), in words for replays; `None` otherwise.
+    fn decided_by_rule(&self) -> Option<String> {
+        None
+    }
+
     /// The move as a `(row, col)` of CodinGame's grid for this game (3x3
     /// for tic-tac-toe, 9x9 for UTTT), or `None` for a game CodinGame does
     /// not have.

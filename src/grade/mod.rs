@@ -628,10 +628,13 @@ pub(crate) fn check_rubric(kind: GameKind, cfg: &GradeConfig) -> anyhow::Result<
         return Ok(());
     };
     let seats = crate::with_game!(kind, G => cfg.seats_for::<G>());
-    match rubric
-        .settings
-        .mismatch(kind, cfg.options.boards, &seats, cfg.time.move_ms)
-    {
+    match rubric.settings.mismatch(
+        kind,
+        cfg.options.boards,
+        &seats,
+        cfg.time.move_ms,
+        cfg.options.rules,
+    ) {
         Some(why) => bail!("rubric {} does not fit this grading: {why}", rubric.source),
         None => Ok(()),
     }
