@@ -257,8 +257,18 @@ impl GradeConfig {
                 words.push("--canonical".into());
             }
         }
+        if !self.options.rules.is_standard() {
+            words.extend(["--rules".into(), self.options.rules.name().into()]);
+        }
         words.extend(["--seed".into(), self.seed.to_string()]);
-        words.extend(["--time-ms".into(), self.time.move_ms.to_string()]);
+        if self.time == crate::bot::TimeControl::CODINGAME {
+            words.extend(["--time-profile".into(), "codingame".into()]);
+        } else {
+            words.extend(["--time-ms".into(), self.time.move_ms.to_string()]);
+        }
+        if let Some(p) = self.process.protocol {
+            words.extend(["--protocol".into(), p.name().into()]);
+        }
         if self.max_timeouts != DEFAULT_MAX_TIMEOUTS {
             words.extend(["--max-timeouts".into(), self.max_timeouts.to_string()]);
         }
@@ -445,6 +455,9 @@ pub fn grade(
         let mut spec = BotSpec::resolve::<G>(&command).with_context(|| format!("bot '{bot}'"))?;
         spec.adjust(&cfg.process);
         spec.check_game(G::KIND)?;
+        if let (true, Some(why)) = (cfg.mode.is_exhaustive(), spec.empty_board_only()) {
+            bail!("{why}, not asked about single positions: grade it without --exhaustive (whole games)");
+        }
         for lack in spec.check_sandbox()? {
             observer.note(&format!("warning: best-effort sandbox without {lack}"));
         }
