@@ -168,8 +168,8 @@ pub struct ExternalSpec {
     pub sandbox_read: Vec<PathBuf>,
     /// The manifest file it was read from, if any.
     pub manifest: Option<PathBuf>,
-    /// The protocol a protocol bot speaks; `None`: it did not say (v1,
-    /// unless the command line's `--protocol` says otherwise).
+    /// The protocol a protocol bot speaks; `None` for a bare command line,
+    /// which speaks v1 unless `--protocol` says otherwise.
     pub protocol: Option<BotProtocol>,
     /// Its own time limits (`time = "codingame"`), replacing the run's.
     pub time: Option<TimeProfile>,
@@ -324,7 +324,9 @@ impl BotManifest {
                 .map(|p| std::path::absolute(base_dir.join(&p)).unwrap_or(p))
                 .collect(),
             manifest: None,
-            protocol: self.protocol,
+            // A manifest or tournament entry that does not say speaks v1:
+            // `--protocol` only sets the protocol of bare command lines.
+            protocol: Some(self.protocol.unwrap_or_default()),
             time: self.time,
         })
     }

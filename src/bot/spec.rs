@@ -28,8 +28,8 @@ pub struct ProcessSettings {
     /// Size cap of every sandboxed bot's temporary folder in MiB (`None`:
     /// each bot's own, else the default; docs/sandbox.md).
     pub tmp_mb: Option<u64>,
-    /// The protocol of every protocol bot that does not say its own
-    /// (`--protocol`).
+    /// The protocol of every protocol bot given as a bare command line
+    /// (`--protocol`; manifests and tournament entries say their own).
     pub protocol: Option<BotProtocol>,
 }
 

@@ -181,9 +181,10 @@ pub struct ProcessArgs {
     /// 256; 0: no cap). Writing past it fails with "no space left".
     #[arg(long, value_name = "MB")]
     pub tmp_mb: Option<u64>,
-    /// The protocol of external bots that do not declare one (a bare
-    /// command): `v1` (the default) or `codingame` (CodinGame's turn input
-    /// and `row col` replies; docs/protocol.md, "CodinGame bots").
+    /// The protocol of external bots given as a bare command line (a
+    /// manifest says its own): `v1` (the default) or `codingame`
+    /// (CodinGame's turn input and `row col` replies; docs/protocol.md,
+    /// "CodinGame bots").
     #[arg(long, value_name = "PROTOCOL", value_parser = parse_protocol)]
     pub protocol: Option<BotProtocol>,
 }
