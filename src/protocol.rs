@@ -920,6 +920,91 @@ mod tests {
         assert_eq!(b.reason, ForfeitReason::Illegal);
     }
 
+    /// CodinGame's turn input, exactly as it goes on the wire (a public
+    /// contract too: CodinGame bots parse it).
+    #[test]
+    fn codingame_turn_text() {
+        let mut pos = TicTacToe::new();
+        let all: String = (0..9).map(|i| format!("{} {}\n", i / 3, i % 3)).collect();
+        assert_eq!(
+            codingame_turn(None, &pos).unwrap(),
+            format!("-1 -1\n9\n{all}")
+        );
+        let mv = "4".parse().unwrap();
+        pos.play(mv).unwrap();
+        assert_eq!(
+            codingame_turn(Some(mv), &pos).unwrap(),
+            "1 1\n8\n0 0\n0 1\n0 2\n1 0\n1 2\n2 0\n2 1\n2 2\n"
+        );
+        // UTTT: sent to board 3 (rows 3-5, columns 0-2), row by row.
+        let mut u = Uttt::start(&Default::default());
+        let mv = "4 3".parse().unwrap();
+        u.play(mv).unwrap();
+        assert_eq!(
+            codingame_turn(Some(mv), &u).unwrap(),
+            "4 3\n9\n3 0\n3 1\n3 2\n4 0\n4 1\n4 2\n5 0\n5 1\n5 2\n"
+        );
+        let n = Notakto::start(&Default::default());
+        assert_eq!(codingame_turn(None, &n), None);
+    }
+
+    #[test]
+    fn codingame_replies_are_judged_by_the_one_rule() {
+        let pos = TicTacToe::new();
+        let t = Duration::from_micros(40);
+        let cg = |line: &[u8], pos: &TicTacToe| {
+            judge_reply_in(
+                BotProtocol::CodinGame,
+                Heard::Line(line.to_vec(), t),
+                pos,
+                &allow(false),
+            )
+        };
+        assert_eq!(cg(b"1 1", &pos).unwrap().to_string(), "4");
+        assert_eq!(cg(b" 2 0 message shown \r", &pos).unwrap().to_string(), "6");
+        for bad in [&b"4"[..], b"one two", b"", b"1.5 2"] {
+            assert_eq!(cg(bad, &pos).unwrap_err().reason, ForfeitReason::Malformed);
+        }
+        assert_eq!(cg(b"3 0", &pos).unwrap_err().reason, ForfeitReason::Illegal);
+        assert_eq!(
+            cg(b"-1 -1", &pos).unwrap_err().reason,
+            ForfeitReason::Illegal
+        );
+        let busy: TicTacToe = "X........".parse().unwrap();
+        let b = cg(b"0 0", &busy).unwrap_err();
+        assert_eq!(b.reason, ForfeitReason::Illegal);
+        assert!(
+            b.detail.contains("not among the valid actions"),
+            "{}",
+            b.detail
+        );
+        // A v1 reply is not a CodinGame one, and the other way round.
+        assert!(judge_reply(Heard::Line(b"1 1".to_vec(), t), &pos, &allow(false)).is_err());
+        let u = Uttt::start(&Default::default());
+        let mv = judge_reply_in(
+            BotProtocol::CodinGame,
+            Heard::Line(b"1 3".to_vec(), t),
+            &u,
+            &allow(false),
+        );
+        assert_eq!(mv.unwrap().to_string(), "1 3");
+        let mv = judge_reply_in(
+            BotProtocol::CodinGame,
+            Heard::Line(b"3 1".to_vec(), t),
+            &u,
+            &allow(false),
+        );
+        assert_eq!(mv.unwrap().to_string(), "3 1");
+        let mv = judge_reply_in(
+            BotProtocol::CodinGame,
+            Heard::Line(b"5 7".to_vec(), t),
+            &u,
+            &allow(false),
+        );
+        // Row 5, column 7: board 5, cell 7.
+        assert_eq!(mv.unwrap().to_string(), "5 7");
+    }
+
     #[test]
     fn each_way_of_failing_has_its_reason() {
         let pos = TicTacToe::new();

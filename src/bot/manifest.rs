@@ -665,6 +665,36 @@ mod tests {
         assert!(e.contains("does not play uttt"), "{e}");
     }
     #[test]
+    fn protocol_and_time_in_a_manifest() {
+        let m: BotManifest =
+            toml::from_str("name='cg'\ncommand='sh'\nprotocol='codingame'\ntime='codingame'\n")
+                .unwrap();
+        let s = m.into_spec(Path::new(".")).unwrap();
+        assert_eq!(s.speaks(), BotProtocol::CodinGame);
+        assert_eq!(s.time, Some(TimeProfile::CodinGame));
+        let e = s.check_game(GameKind::Notakto).unwrap_err().0;
+        assert!(e.contains("CodinGame has no notakto"), "{e}");
+        assert!(s.check_game(GameKind::Uttt).is_ok());
+        // A manifest that does not say speaks v1; a bare command has no say.
+        let m: BotManifest = toml::from_str("name='v'\ncommand='sh'\n").unwrap();
+        assert_eq!(
+            m.into_spec(Path::new(".")).unwrap().protocol,
+            Some(BotProtocol::V1)
+        );
+        assert_eq!(
+            ExternalSpec::from_command_line("sh").unwrap().protocol,
+            None
+        );
+        let bad = toml::from_str::<BotManifest>("name='b'\ncommand='sh'\nprotocol='v2'\n");
+        assert!(bad.is_err());
+        let m: BotManifest =
+            toml::from_str("name='c'\ncommand='sh'\nkind='console'\nprotocol='codingame'\n")
+                .unwrap();
+        let e = m.into_spec(Path::new(".")).unwrap_err().0;
+        assert!(e.contains("console program"), "{e}");
+    }
+
+    #[test]
     fn unknown_key_names_file_line_and_column() {
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path().to_path_buf();
