@@ -108,6 +108,7 @@ fn main() {
     let workers = env_usize("GRADE_WORKERS", cores).max(1);
     let opts = GameOptions {
         boards: boards as u8,
+        ..GameOptions::default()
     };
     let answer_us = env_usize("GRADE_ANSWER_US", 50);
     let positions = sample(&opts, 20_000);

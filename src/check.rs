@@ -7,12 +7,13 @@
 use anyhow::{bail, Context};
 
 use crate::bot::external::{ExternalBot, ProcessPool};
+use crate::bot::manifest::ExternalSpec;
 use crate::bot::{Bot, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::{Game, Seat};
 use crate::play::referee::{play_game, GameSetup};
 use crate::play::text::format_us;
-use crate::protocol::BotResult;
 use crate::protocol::Forfeit;
+use crate::protocol::{BotProtocol, BotResult};
 
 /// Plays `moves` from the start of `G` with these options.
 pub(crate) fn position_from_moves<G: Game>(
@@ -48,6 +49,10 @@ pub struct CheckReport {
     pub startup_us: Vec<u64>,
     /// Every later move's time in µs.
     pub move_us: Vec<u64>,
+    /// The protocol the bot was checked in.
+    pub protocol: BotProtocol,
+    /// Whether that protocol was found by trying (the bot did not say).
+    pub detected: bool,
 }
 
 impl CheckReport {
@@ -81,13 +86,129 @@ fn forfeit_text(f: &Forfeit) -> String {
     s
 }
 
-/// Runs every check of `spec` for game `G`.
+/// The protocol `spec` speaks: the one it declares, or for a bot that
+/// does not say, v1 unless it fails its first v1 turn and then plays a
+/// whole game from the empty board in CodinGame's protocol (for games that
+/// CodinGame has). Returns it and whether it was found by trying.
+fn protocol_of<G: BuiltinBots>(
+    spec: &ExternalSpec,
+    opts: &crate::game::GameOptions,
+    time: &TimeControl,
+) -> (BotProtocol, bool) {
+    if let Some(p) = spec.protocol {
+        return (p, false);
+    }
+    if !G::KIND.has_codingame_grid() {
+        return (BotProtocol::V1, false);
+    }
+    let mut v1 = ExternalBot::<G>::new(spec.clone(), *time, 1);
+    let speaks_v1 = v1.begin(Seat::One, time).is_ok() && v1.select_move(&G::start(opts)).is_ok();
+    v1.end(BotResult::Draw);
+    drop(v1);
+    if speaks_v1 {
+        return (BotProtocol::V1, true);
+    }
+    let cg_spec = ExternalSpec {
+        protocol: Some(BotProtocol::CodinGame),
+        ..spec.clone()
+    };
+    let mut me: Box<dyn Bot<G>> = Box::new(ExternalBot::<G>::new(cg_spec, *time, 1));
+    let Ok(mut random) = BuiltinSpec::parse("random").make::<G>(1) else {
+        return (BotProtocol::V1, true);
+    };
+    let mut setup = GameSetup::new(0, 0, G::start(opts));
+    setup.time = *time;
+    let names = ["bot".to_string(), "random".to_string()];
+    let rec = play_game(&setup, [&mut me, &mut random], names);
+    if rec.forfeit.is_none() {
+        (BotProtocol::CodinGame, true)
+    } else {
+        (BotProtocol::V1, true)
+    }
+}
+
+/// Plays a whole game from the empty board against the built-in
+/// `opponent` in each seat, adding a check for each.
+#[allow(clippy::too_many_arguments)]
+fn full_games<G: BuiltinBots>(
+    spec: &ExternalSpec,
+    opts: &crate::game::GameOptions,
+    time: &TimeControl,
+    pool: &ProcessPool,
+    seed: &mut u64,
+    opponent: &str,
+    report: &mut CheckReport,
+) -> anyhow::Result<()> {
+    for seat in Seat::BOTH {
+        *seed += 1;
+        let me = ExternalBot::<G>::new(spec.clone(), *time, *seed).keeping(pool, 0);
+        let mut me: Box<dyn Bot<G>> = Box::new(me);
+        let mut other = BuiltinSpec::parse(opponent)
+            .prepare::<G>()?
+            .make::<G>(*seed + seat.number() as u64)?;
+        let mut setup = GameSetup::new(seat.index() as u64, 0, G::start(opts));
+        setup.time = *time;
+        let names = ["bot".to_string(), opponent.to_string()];
+        let rec = match seat {
+            Seat::One => play_game(&setup, [&mut me, &mut other], names),
+            Seat::Two => {
+                let [a, b] = names;
+                play_game(&setup, [&mut other, &mut me], [b, a])
+            }
+        };
+        let name = format!("full game as player {seat} against {opponent}");
+        match &rec.forfeit {
+            Some(f) if f.seat == seat => report.add(name, false, forfeit_text(f)),
+            _ => {
+                let result = match rec.winner {
+                    None => "draw",
+                    Some(w) if w == seat => "win",
+                    Some(_) => "loss",
+                };
+                let mine: Vec<u64> = rec
+                    .times_us
+                    .iter()
+                    .skip(seat.index())
+                    .step_by(2)
+                    .copied()
+                    .collect();
+                report.move_us.extend(mine.iter().skip(1));
+                if spec.speaks() == BotProtocol::CodinGame {
+                    // A fresh process each game: its first turn includes its start-up.
+                    report.startup_us.extend(mine.first());
+                }
+                report.add(name, true, format!("{result} in {} moves", rec.moves.len()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs every check of `spec` for game `G`. A bot that speaks CodinGame's
+/// protocol (declared, or found by trying when it does not say) plays only
+/// whole games from the empty board, which is all it can: against the
+/// random bot and the greedy bot, in each seat.
 pub fn run_checks<G: BuiltinBots>(
-    spec: &crate::bot::manifest::ExternalSpec,
+    spec: &ExternalSpec,
     opts: &crate::game::GameOptions,
     time: &TimeControl,
 ) -> anyhow::Result<CheckReport> {
     let mut report = CheckReport::default();
+    let (protocol, detected) = protocol_of::<G>(spec, opts, time);
+    report.protocol = protocol;
+    report.detected = detected;
+    if protocol == BotProtocol::CodinGame {
+        let spec = ExternalSpec {
+            protocol: Some(protocol),
+            ..spec.clone()
+        };
+        let pool = ProcessPool::new(1);
+        let mut seed = 0u64;
+        for opponent in ["random", "greedy"] {
+            full_games::<G>(&spec, opts, time, &pool, &mut seed, opponent, &mut report)?;
+        }
+        return Ok(report);
+    }
     let mut by_seat: [Vec<(&str, G)>; 2] = [Vec::new(), Vec::new()];
     for &(label, moves) in G::COMPLIANCE {
         let pos = position_from_moves::<G>(opts, moves)
@@ -155,42 +276,7 @@ pub fn run_checks<G: BuiltinBots>(
             report.add(format!("player {seat}: exits after end"), ok, detail);
         }
     }
-    for seat in Seat::BOTH {
-        seed += 1;
-        let me = ExternalBot::<G>::new(spec.clone(), *time, seed).keeping(&pool, 0);
-        let mut me: Box<dyn Bot<G>> = Box::new(me);
-        let mut random = BuiltinSpec::parse("random").make::<G>(seat.number() as u64)?;
-        let mut setup = GameSetup::new(seat.index() as u64, 0, G::start(opts));
-        setup.time = *time;
-        let names = ["bot".to_string(), "random".to_string()];
-        let rec = match seat {
-            Seat::One => play_game(&setup, [&mut me, &mut random], names),
-            Seat::Two => {
-                let [a, b] = names;
-                play_game(&setup, [&mut random, &mut me], [b, a])
-            }
-        };
-        let name = format!("full game as player {seat} against random");
-        match &rec.forfeit {
-            Some(f) if f.seat == seat => report.add(name, false, forfeit_text(f)),
-            _ => {
-                let result = match rec.winner {
-                    None => "draw",
-                    Some(w) if w == seat => "win",
-                    Some(_) => "loss",
-                };
-                let mine: Vec<u64> = rec
-                    .times_us
-                    .iter()
-                    .skip(seat.index())
-                    .step_by(2)
-                    .copied()
-                    .collect();
-                report.move_us.extend(mine.iter().skip(1));
-                report.add(name, true, format!("{result} in {} moves", rec.moves.len()));
-            }
-        }
-    }
+    full_games::<G>(spec, opts, time, &pool, &mut seed, "random", &mut report)?;
     if spec.reuse {
         // Player 2's positions and the two full games could each have been
         // played by the process kept from before.

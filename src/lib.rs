@@ -35,7 +35,7 @@
 //! let time = Default::default();
 //! let mut a = optimal.instantiate::<Notakto>(1, &time, None)?;
 //! let mut b = random.instantiate::<Notakto>(2, &time, None)?;
-//! let setup = GameSetup::new(0, 7, Notakto::start(&GameOptions { boards: 3 }));
+//! let setup = GameSetup::new(0, 7, Notakto::start(&GameOptions { boards: 3, ..Default::default() }));
 //! let record = play_game(&setup, [&mut a, &mut b], ["optimal".into(), "random".into()]);
 //! // With 3 boards the first player wins with perfect play.
 //! assert_eq!(record.winner, Some(referee::game::Seat::One));

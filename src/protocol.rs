@@ -553,6 +553,110 @@ pub(crate) fn console_hint(text: &str) -> &'static str {
     }
 }
 
+/// The language an external bot speaks on stdin/stdout: protocol v1
+/// (docs/protocol.md), or CodinGame's turn input for its Tic-Tac-Toe and
+/// Ultimate tic-tac-toe games ("CodinGame bots" in docs/protocol.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BotProtocol {
+    /// Protocol v1: `begin`, `turn <position>`, a move, `end`.
+    #[default]
+    V1,
+    /// CodinGame's: the opponent's last move, the valid actions, a reply
+    /// `row col`; one process per game and no `end` line.
+    CodinGame,
+}
+
+impl BotProtocol {
+    /// `v1` or `codingame`, as manifests and `--protocol` say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BotProtocol::V1 => "v1",
+            BotProtocol::CodinGame => "codingame",
+        }
+    }
+}
+
+impl fmt::Display for BotProtocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for BotProtocol {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "v1" => Ok(BotProtocol::V1),
+            "codingame" => Ok(BotProtocol::CodinGame),
+            other => Err(format!(
+                "unknown protocol '{other}' (expected v1 or codingame)"
+            )),
+        }
+    }
+}
+
+/// One turn's input for a CodinGame bot: a line `opponentRow opponentCol`
+/// (`-1 -1` when no move was played before the bot's first turn), a line
+/// with the number of valid actions, then each valid action as `row col`,
+/// in CodinGame's order (row-major over the game's grid). Every line ends
+/// with a newline. `None` when the game has no CodinGame grid.
+///
+/// ```
+/// use referee::game::{Game, TicTacToe};
+/// use referee::protocol::codingame_turn;
+///
+/// let mut pos = TicTacToe::new();
+/// let first = codingame_turn(None, &pos).unwrap();
+/// assert!(first.starts_with("-1 -1\n9\n0 0\n0 1\n"));
+/// let mv = "4".parse().unwrap();
+/// pos.play(mv).unwrap();
+/// assert!(codingame_turn(Some(mv), &pos).unwrap().starts_with("1 1\n8\n0 0\n"));
+/// ```
+pub fn codingame_turn<G: Game>(last: Option<G::Move>, pos: &G) -> Option<String> {
+    use fmt::Write as _;
+    let mut cells = Vec::new();
+    for mv in pos.legal_moves() {
+        cells.push(G::grid_cell(mv)?);
+    }
+    cells.sort_unstable();
+    let mut out = String::with_capacity(16 + 4 * cells.len());
+    match last {
+        Some(mv) => {
+            let (r, c) = G::grid_cell(mv)?;
+            let _ = writeln!(out, "{r} {c}");
+        }
+        None => out.push_str("-1 -1\n"),
+    }
+    let _ = writeln!(out, "{}", cells.len());
+    for (r, c) in cells {
+        let _ = writeln!(out, "{r} {c}");
+    }
+    Some(out)
+}
+
+/// What a CodinGame bot's reply names: `Ok(Some(move))` for a cell of the
+/// grid, `Ok(None)` for two integers off the grid (not a valid action), or
+/// why the line is not a reply. The reply is two integers `row col`
+/// separated by spaces; anything after them (CodinGame shows it as the
+/// bot's message) is ignored, as CodinGame ignores it.
+pub(crate) fn read_codingame_reply<G: Game>(text: &str) -> Result<Option<G::Move>, String> {
+    let mut words = text.split_whitespace();
+    let mut int = |what: &str| -> Result<i64, String> {
+        let w = words
+            .next()
+            .ok_or_else(|| format!("expected two integers `row col`, the {what} is missing"))?;
+        w.parse::<i64>()
+            .map_err(|_| format!("expected two integers `row col`, got '{w}' for the {what}"))
+    };
+    let row = int("row")?;
+    let col = int("column")?;
+    Ok(match (u8::try_from(row), u8::try_from(col)) {
+        (Ok(r), Ok(c)) => G::from_grid_cell(r, c),
+        _ => None,
+    })
+}
+
 /// The one rule: what a bot sent while its reply to `pos` was due becomes
 /// its move, or the breach that forfeits the game.
 ///
@@ -566,6 +670,19 @@ pub(crate) fn console_hint(text: &str) -> &'static str {
 ///   `startup` before the bot's first reply and `crash` after it;
 /// - output when no reply was due is `malformed`.
 pub(crate) fn judge_reply<G: Game>(
+    heard: Heard,
+    pos: &G,
+    allow: &Allowance,
+) -> Result<G::Move, Breach> {
+    judge_reply_in(BotProtocol::V1, heard, pos, allow)
+}
+
+/// [`judge_reply`] for a bot speaking `protocol`: the same rule, with the
+/// reply line read as that protocol writes a move (a CodinGame reply that
+/// is not two integers is `malformed`, a cell that is not among the valid
+/// actions `illegal`).
+pub(crate) fn judge_reply_in<G: Game>(
+    protocol: BotProtocol,
     heard: Heard,
     pos: &G,
     allow: &Allowance,
@@ -599,12 +716,17 @@ pub(crate) fn judge_reply<G: Game>(
                     ForfeitReason::Malformed,
                     "the reply is not valid UTF-8",
                 )),
-                Ok(text) => match G::parse_move(text) {
-                    Err(e) => Err(Breach::new(
-                        ForfeitReason::Malformed,
-                        format!("not a move: {e}{}", console_hint(text)),
+                Ok(text) => match read_reply::<G>(protocol, text) {
+                    Err(e) => Err(Breach::new(ForfeitReason::Malformed, e)),
+                    Ok(None) => Err(Breach::new(
+                        ForfeitReason::Illegal,
+                        format!("'{text}' is not among the valid actions (not a cell of the grid)"),
                     )),
-                    Ok(mv) => match pos.illegality(mv) {
+                    Ok(Some(mv)) => match pos.illegality(mv) {
+                        Some(why) if protocol == BotProtocol::CodinGame => Err(Breach::new(
+                            ForfeitReason::Illegal,
+                            format!("'{text}' is not among the valid actions: move {mv}: {why}"),
+                        )),
                         Some(why) => Err(Breach::new(ForfeitReason::Illegal, why)),
                         None => Ok(mv),
                     },
@@ -664,6 +786,18 @@ pub(crate) fn judge_reply<G: Game>(
         Heard::Unsent(e) => Err(died(&format!(
             "could not be sent its turn ({e}): it exited"
         ))),
+    }
+}
+
+/// A reply line's move in `protocol`: `Ok(None)` for a CodinGame cell off
+/// the grid; the error says why the line is not a move.
+fn read_reply<G: Game>(protocol: BotProtocol, text: &str) -> Result<Option<G::Move>, String> {
+    match protocol {
+        BotProtocol::V1 => G::parse_move(text)
+            .map(Some)
+            .map_err(|e| format!("not a move: {e}{}", console_hint(text))),
+        BotProtocol::CodinGame => read_codingame_reply::<G>(text)
+            .map_err(|e| format!("not a move: {e} (a CodinGame bot answers `row col`)")),
     }
 }
 
@@ -784,6 +918,91 @@ mod tests {
         let busy: TicTacToe = "X........".parse().unwrap();
         let b = judge_reply(Heard::Line(b"0".to_vec(), t), &busy, &allow(false)).unwrap_err();
         assert_eq!(b.reason, ForfeitReason::Illegal);
+    }
+
+    /// CodinGame's turn input, exactly as it goes on the wire (a public
+    /// contract too: CodinGame bots parse it).
+    #[test]
+    fn codingame_turn_text() {
+        let mut pos = TicTacToe::new();
+        let all: String = (0..9).map(|i| format!("{} {}\n", i / 3, i % 3)).collect();
+        assert_eq!(
+            codingame_turn(None, &pos).unwrap(),
+            format!("-1 -1\n9\n{all}")
+        );
+        let mv = "4".parse().unwrap();
+        pos.play(mv).unwrap();
+        assert_eq!(
+            codingame_turn(Some(mv), &pos).unwrap(),
+            "1 1\n8\n0 0\n0 1\n0 2\n1 0\n1 2\n2 0\n2 1\n2 2\n"
+        );
+        // UTTT: sent to board 3 (rows 3-5, columns 0-2), row by row.
+        let mut u = Uttt::start(&Default::default());
+        let mv = "4 3".parse().unwrap();
+        u.play(mv).unwrap();
+        assert_eq!(
+            codingame_turn(Some(mv), &u).unwrap(),
+            "4 3\n9\n3 0\n3 1\n3 2\n4 0\n4 1\n4 2\n5 0\n5 1\n5 2\n"
+        );
+        let n = Notakto::start(&Default::default());
+        assert_eq!(codingame_turn(None, &n), None);
+    }
+
+    #[test]
+    fn codingame_replies_are_judged_by_the_one_rule() {
+        let pos = TicTacToe::new();
+        let t = Duration::from_micros(40);
+        let cg = |line: &[u8], pos: &TicTacToe| {
+            judge_reply_in(
+                BotProtocol::CodinGame,
+                Heard::Line(line.to_vec(), t),
+                pos,
+                &allow(false),
+            )
+        };
+        assert_eq!(cg(b"1 1", &pos).unwrap().to_string(), "4");
+        assert_eq!(cg(b" 2 0 message shown \r", &pos).unwrap().to_string(), "6");
+        for bad in [&b"4"[..], b"one two", b"", b"1.5 2"] {
+            assert_eq!(cg(bad, &pos).unwrap_err().reason, ForfeitReason::Malformed);
+        }
+        assert_eq!(cg(b"3 0", &pos).unwrap_err().reason, ForfeitReason::Illegal);
+        assert_eq!(
+            cg(b"-1 -1", &pos).unwrap_err().reason,
+            ForfeitReason::Illegal
+        );
+        let busy: TicTacToe = "X........".parse().unwrap();
+        let b = cg(b"0 0", &busy).unwrap_err();
+        assert_eq!(b.reason, ForfeitReason::Illegal);
+        assert!(
+            b.detail.contains("not among the valid actions"),
+            "{}",
+            b.detail
+        );
+        // A v1 reply is not a CodinGame one, and the other way round.
+        assert!(judge_reply(Heard::Line(b"1 1".to_vec(), t), &pos, &allow(false)).is_err());
+        let u = Uttt::start(&Default::default());
+        let mv = judge_reply_in(
+            BotProtocol::CodinGame,
+            Heard::Line(b"1 3".to_vec(), t),
+            &u,
+            &allow(false),
+        );
+        assert_eq!(mv.unwrap().to_string(), "1 3");
+        let mv = judge_reply_in(
+            BotProtocol::CodinGame,
+            Heard::Line(b"3 1".to_vec(), t),
+            &u,
+            &allow(false),
+        );
+        assert_eq!(mv.unwrap().to_string(), "3 1");
+        let mv = judge_reply_in(
+            BotProtocol::CodinGame,
+            Heard::Line(b"5 7".to_vec(), t),
+            &u,
+            &allow(false),
+        );
+        // Row 5, column 7: board 5, cell 7.
+        assert_eq!(mv.unwrap().to_string(), "5 7");
     }
 
     #[test]

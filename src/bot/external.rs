@@ -17,7 +17,7 @@ use super::manifest::ExternalSpec;
 use super::process::BotProcess;
 use super::{Bot, TimeControl};
 use crate::game::{Game, Outcome, Seat};
-use crate::protocol::{self, Allowance, Begin, BotResult, Breach, Command, Heard};
+use crate::protocol::{self, Allowance, Begin, BotProtocol, BotResult, Breach, Command, Heard};
 use crate::protocol::{Forfeit, ForfeitReason};
 
 /// How long a bot has to exit after `end` before it is killed.
@@ -157,6 +157,9 @@ pub struct ExternalBot<G: Game> {
     exited_cleanly: Option<bool>,
     exit_status: Option<String>,
     line: Vec<u8>,
+    /// A CodinGame bot's position after its own last move, to find the
+    /// opponent's move it is told.
+    after_own: Option<G>,
     _game: PhantomData<fn() -> G>,
 }
 
@@ -164,6 +167,7 @@ impl<G: Game> ExternalBot<G> {
     /// A bot for `spec` whose game has seed `seed`; nothing is started
     /// until `begin`.
     pub fn new(spec: ExternalSpec, time: TimeControl, seed: u64) -> Self {
+        let time = spec.time.map_or(time, |p| p.control());
         ExternalBot {
             spec,
             time,
@@ -179,6 +183,7 @@ impl<G: Game> ExternalBot<G> {
             exited_cleanly: None,
             exit_status: None,
             line: Vec::with_capacity(512),
+            after_own: None,
             _game: PhantomData,
         }
     }
@@ -186,10 +191,44 @@ impl<G: Game> ExternalBot<G> {
     /// Plays with processes kept in `pool` under `key` (when the spec
     /// declares `reuse`; otherwise the pool is not used).
     pub fn keeping(mut self, pool: &ProcessPool, key: u64) -> Self {
-        if self.spec.reuse {
+        if self.spec.reuse && !self.codingame() {
             self.keep = Some((pool.clone(), key));
         }
         self
+    }
+
+    /// Whether the bot speaks CodinGame's protocol: one process per game,
+    /// no `begin` or `end` line, CodinGame's turn input.
+    fn codingame(&self) -> bool {
+        self.spec.speaks() == BotProtocol::CodinGame
+    }
+
+    /// The move the opponent played last, which a CodinGame bot is told:
+    /// `None` before the first move of the game. The game must have begun
+    /// at the empty board (what is before the bot's first turn is played
+    /// from there, and later the bot's own move is known).
+    fn opponent_move(&self, pos: &G) -> Result<Option<G::Move>, Breach> {
+        let before = match &self.after_own {
+            Some(p) => p.clone(),
+            None if pos.ply() == 0 => return Ok(None),
+            None => G::start(&pos.options()),
+        };
+        before
+            .legal_moves()
+            .into_iter()
+            .find(|&m| {
+                let mut p = before.clone();
+                p.play_unchecked(m);
+                p == *pos
+            })
+            .map(Some)
+            .ok_or_else(|| {
+                Breach::new(
+                    ForfeitReason::Startup,
+                    "a CodinGame bot is told only its opponent's last move, so it plays whole \
+                     games from the empty board, and this game began elsewhere",
+                )
+            })
     }
 
     /// Time from starting the process to its first reply's newline, in µs
@@ -246,6 +285,14 @@ impl<G: Game> ExternalBot<G> {
     /// Starts (or takes) the process and sends the begin line.
     fn start_game(&mut self) -> Result<(), Forfeit> {
         self.acquire()?;
+        self.after_own = None;
+        if self.codingame() {
+            // CodinGame's bots get no line before their first turn.
+            if let Some(p) = self.process.as_mut() {
+                p.mark_game_start();
+            }
+            return Ok(());
+        }
         let begin = Begin {
             seed: self.spec.reuse.then_some(self.seed),
             ..Begin::new(G::KIND, self.seat, self.time.move_ms)
@@ -285,6 +332,19 @@ impl<G: Game> ExternalBot<G> {
 
     /// Asks the process for its move in `pos`: what it sent, judged.
     fn ask(&mut self, pos: &G) -> Result<G::Move, Breach> {
+        // A CodinGame bot's whole turn input, or `None` for a v1 bot's turn line.
+        let turn = if self.codingame() {
+            let last = self.opponent_move(pos)?;
+            let text = protocol::codingame_turn(last, pos).ok_or_else(|| {
+                Breach::new(
+                    ForfeitReason::Startup,
+                    format!("CodinGame has no {}", G::KIND),
+                )
+            })?;
+            Some(text)
+        } else {
+            None
+        };
         let Some(p) = self.process.as_mut() else {
             let heard = Heard::Closed(Vec::new());
             let allow = self.allowance(!self.replied && !self.reused);
@@ -299,11 +359,17 @@ impl<G: Game> ExternalBot<G> {
         let limit = allow.limit();
         // Whatever waits in the pipe now was written when no reply was due.
         let stray = p.take_stray();
+        let protocol = self.spec.speaks();
         let heard = if !stray.is_empty() {
             Heard::Stray(stray)
         } else {
             self.line.clear();
-            let _ = writeln!(self.line, "{}", Command::Turn(pos));
+            match &turn {
+                Some(text) => self.line.extend_from_slice(text.as_bytes()),
+                None => {
+                    let _ = writeln!(self.line, "{}", Command::Turn(pos));
+                }
+            }
             match p.send(&self.line, Instant::now() + limit) {
                 Err(e) => Heard::Unsent(e),
                 Ok(()) => {
@@ -323,10 +389,15 @@ impl<G: Game> ExternalBot<G> {
                 self.first_reply_us = Some(p.started().elapsed().as_micros() as u64);
             }
         }
-        let judged = protocol::judge_reply(heard, pos, &allow);
-        if judged.is_ok() {
+        let judged = protocol::judge_reply_in(protocol, heard, pos, &allow);
+        if let Ok(mv) = judged {
             p.count_answer();
             self.replied = true;
+            if turn.is_some() {
+                let mut after = pos.clone();
+                after.play_unchecked(mv);
+                self.after_own = Some(after);
+            }
         }
         judged
     }
@@ -339,7 +410,7 @@ impl<G: Game> Bot<G> for ExternalBot<G> {
 
     fn begin(&mut self, seat: Seat, time: &TimeControl) -> Result<(), Forfeit> {
         self.settle();
-        self.time = *time;
+        self.time = self.spec.time.map_or(*time, |p| p.control());
         self.seat = seat;
         self.replied = false;
         self.process = None;
@@ -378,7 +449,8 @@ impl<G: Game> Bot<G> for ExternalBot<G> {
             return Ok(());
         }
         let allow = self.allowance(false);
-        match protocol::judge_reply(Heard::Stray(stray), final_pos, &allow) {
+        let protocol = self.spec.speaks();
+        match protocol::judge_reply_in(protocol, Heard::Stray(stray), final_pos, &allow) {
             Err(b) => Err(self.forfeit(b, final_pos)),
             Ok(_) => Ok(()),
         }
@@ -388,6 +460,13 @@ impl<G: Game> Bot<G> for ExternalBot<G> {
         let Some(mut p) = self.process.take() else {
             return;
         };
+        if self.codingame() {
+            // CodinGame ends a bot's process after the game; it gets no
+            // `end` line (its loop would read on for ever).
+            p.kill();
+            self.exit_status = p.exit_status();
+            return;
+        }
         self.line.clear();
         let _ = writeln!(self.line, "{}", Command::<G>::End(result));
         match &self.keep {

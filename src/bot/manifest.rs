@@ -11,8 +11,9 @@ use std::io::Read;
 use anyhow::{bail, Context};
 use serde::Deserialize;
 
-use super::BotError;
+use super::{BotError, TimeProfile};
 use crate::game::GameKind;
+use crate::protocol::BotProtocol;
 
 /// Whether (and how strictly) a bot runs in the sandbox. In a manifest or
 /// a tournament entry: `sandbox = true`, `false` or `"best-effort"`.
@@ -179,6 +180,11 @@ pub struct ExternalSpec {
     pub sandbox_read: Vec<PathBuf>,
     /// The manifest file it was read from, if any.
     pub manifest: Option<PathBuf>,
+    /// The protocol a protocol bot speaks; `None` for a bare command line,
+    /// which speaks v1 unless `--protocol` says otherwise.
+    pub protocol: Option<BotProtocol>,
+    /// Its own time limits (`time = "codingame"`), replacing the run's.
+    pub time: Option<TimeProfile>,
 }
 
 /// A bot's `command`: one string split like a shell does, or an array.
@@ -244,6 +250,13 @@ pub struct BotManifest {
     /// folder).
     #[serde(default)]
     pub sandbox_read: Vec<PathBuf>,
+    /// The protocol it speaks: `"v1"` (the default) or `"codingame"`.
+    #[serde(default)]
+    pub protocol: Option<BotProtocol>,
+    /// Its time limits: `"codingame"` (1000 ms first turn, 100 ms later
+    /// ones) instead of the run's.
+    #[serde(default)]
+    pub time: Option<TimeProfile>,
 }
 
 impl BotManifest {
@@ -287,6 +300,13 @@ impl BotManifest {
         if command.is_empty() || command[0].is_empty() {
             return Err(BotError(format!("bot '{}': command is empty", self.name)));
         }
+        if self.kind == ExternalKind::Console && self.protocol == Some(BotProtocol::CodinGame) {
+            return Err(BotError(format!(
+                "bot '{}': a console program (kind = \"console\") does not speak a protocol; \
+                 leave out `protocol = \"codingame\"` or `kind`",
+                self.name
+            )));
+        }
         let cwd = match self.cwd {
             Some(c) => base_dir.join(c),
             None => base_dir.to_path_buf(),
@@ -316,6 +336,10 @@ impl BotManifest {
                 .map(|p| std::path::absolute(base_dir.join(&p)).unwrap_or(p))
                 .collect(),
             manifest: None,
+            // A manifest or tournament entry that does not say speaks v1:
+            // `--protocol` only sets the protocol of bare command lines.
+            protocol: Some(self.protocol.unwrap_or_default()),
+            time: self.time,
         })
     }
 }
@@ -344,8 +368,9 @@ pub fn manifests_in(dir: &Path) -> Vec<(PathBuf, Result<BotManifest, BotError>)>
 /// by `grade` or `grade-all`, played in the class tournament): how to start
 /// the bot, nothing about how it is confined. The grader's options decide
 /// the rest (docs/sandbox.md, "What a submission may say").
-pub const SUBMISSION_KEYS: [&str; 9] = [
+pub const SUBMISSION_KEYS: [&str; 10] = [
     "name",
+    "protocol",
     "command",
     "cwd",
     "env",
@@ -523,11 +548,25 @@ impl ExternalSpec {
             sandbox: SandboxMode::Off,
             sandbox_read: Vec::new(),
             manifest: None,
+            protocol: None,
+            time: None,
         })
+    }
+
+    /// The protocol it speaks (v1 unless it said otherwise).
+    pub fn speaks(&self) -> BotProtocol {
+        self.protocol.unwrap_or_default()
     }
 
     /// Fails unless the bot may play `game`, per its `games` list.
     pub(crate) fn check_game(&self, game: GameKind) -> Result<(), BotError> {
+        if self.speaks() == BotProtocol::CodinGame && !game.has_codingame_grid() {
+            return Err(BotError(format!(
+                "bot '{}' speaks CodinGame's protocol, and CodinGame has no {game}: it plays \
+                 tictactoe and uttt",
+                self.name
+            )));
+        }
         if self.games.is_empty() || self.games.contains(&game) {
             return Ok(());
         }
@@ -637,6 +676,36 @@ mod tests {
         let e = s.check_game(GameKind::Uttt).unwrap_err().0;
         assert!(e.contains("does not play uttt"), "{e}");
     }
+    #[test]
+    fn protocol_and_time_in_a_manifest() {
+        let m: BotManifest =
+            toml::from_str("name='cg'\ncommand='sh'\nprotocol='codingame'\ntime='codingame'\n")
+                .unwrap();
+        let s = m.into_spec(Path::new(".")).unwrap();
+        assert_eq!(s.speaks(), BotProtocol::CodinGame);
+        assert_eq!(s.time, Some(TimeProfile::CodinGame));
+        let e = s.check_game(GameKind::Notakto).unwrap_err().0;
+        assert!(e.contains("CodinGame has no notakto"), "{e}");
+        assert!(s.check_game(GameKind::Uttt).is_ok());
+        // A manifest that does not say speaks v1; a bare command has no say.
+        let m: BotManifest = toml::from_str("name='v'\ncommand='sh'\n").unwrap();
+        assert_eq!(
+            m.into_spec(Path::new(".")).unwrap().protocol,
+            Some(BotProtocol::V1)
+        );
+        assert_eq!(
+            ExternalSpec::from_command_line("sh").unwrap().protocol,
+            None
+        );
+        let bad = toml::from_str::<BotManifest>("name='b'\ncommand='sh'\nprotocol='v2'\n");
+        assert!(bad.is_err());
+        let m: BotManifest =
+            toml::from_str("name='c'\ncommand='sh'\nkind='console'\nprotocol='codingame'\n")
+                .unwrap();
+        let e = m.into_spec(Path::new(".")).unwrap_err().0;
+        assert!(e.contains("console program"), "{e}");
+    }
+
     #[test]
     fn unknown_key_names_file_line_and_column() {
         let tmp = tempfile::tempdir().unwrap();

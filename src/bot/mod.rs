@@ -38,6 +38,46 @@ pub struct TimeControl {
     pub startup_ms: u64,
 }
 
+impl TimeControl {
+    /// CodinGame's limits: 1000 ms for the first turn, 100 ms for each
+    /// later one (a fresh process per game, so the first turn is the
+    /// start-up turn).
+    pub const CODINGAME: TimeControl = TimeControl {
+        move_ms: 100,
+        startup_ms: 900,
+    };
+}
+
+/// A named set of time limits (`time = "codingame"` in a manifest or a
+/// tournament file, `--time-profile codingame`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeProfile {
+    /// [`TimeControl::CODINGAME`].
+    CodinGame,
+}
+
+impl TimeProfile {
+    /// The limits it stands for.
+    pub fn control(self) -> TimeControl {
+        match self {
+            TimeProfile::CodinGame => TimeControl::CODINGAME,
+        }
+    }
+}
+
+impl std::str::FromStr for TimeProfile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "codingame" => Ok(TimeProfile::CodinGame),
+            other => Err(format!(
+                "unknown time profile '{other}' (expected codingame)"
+            )),
+        }
+    }
+}
+
 impl Default for TimeControl {
     fn default() -> Self {
         TimeControl {

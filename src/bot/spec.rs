@@ -12,6 +12,7 @@ use super::external::{ExternalBot, ProcessPool};
 use super::manifest::{BotManifest, ExternalKind, ExternalSpec, SandboxMode};
 use super::{Bot, BotError, BuiltinBots, BuiltinSpec, TimeControl};
 use crate::game::GameKind;
+use crate::protocol::BotProtocol;
 
 /// How the external bots of a run start, as the command line sets it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -27,6 +28,9 @@ pub struct ProcessSettings {
     /// Size cap of every sandboxed bot's temporary folder in MiB (`None`:
     /// each bot's own, else the default; docs/sandbox.md).
     pub tmp_mb: Option<u64>,
+    /// The protocol of every protocol bot given as a bare command line
+    /// (`--protocol`; manifests and tournament entries say their own).
+    pub protocol: Option<BotProtocol>,
 }
 
 /// Checks that a sandbox in `mode` can be given on this machine: the
@@ -159,7 +163,11 @@ impl BotSpec {
     /// mode, when given, replaces the bot's own.
     pub fn adjust(&mut self, s: &ProcessSettings) {
         if let BotSpec::External(e) = self {
-            e.reuse |= s.reuse && e.kind == ExternalKind::Protocol;
+            if e.kind == ExternalKind::Protocol && e.protocol.is_none() {
+                e.protocol = s.protocol;
+            }
+            // A CodinGame bot plays one game per process.
+            e.reuse |= s.reuse && e.kind == ExternalKind::Protocol && e.speaks() == BotProtocol::V1;
             e.inherit_env |= s.inherit_env;
             if let Some(mode) = s.sandbox {
                 e.sandbox = mode;
@@ -168,6 +176,16 @@ impl BotSpec {
             if let Some(mb) = s.tmp_mb {
                 e.limits.tmp_mb = Some(mb);
             }
+        }
+    }
+
+    /// Checks again that an external bot may play `game` (after
+    /// [`BotSpec::adjust`], whose `--protocol` may have made it a CodinGame
+    /// bot, and CodinGame has no Notakto).
+    pub fn check_game(&self, game: GameKind) -> Result<(), BotError> {
+        match self {
+            BotSpec::External(e) => e.check_game(game),
+            BotSpec::Builtin(_) => Ok(()),
         }
     }
 
@@ -180,6 +198,24 @@ impl BotSpec {
                 sandbox_check(e.sandbox).map_err(|why| BotError(format!("bot '{}': {why}", e.name)))
             }
             BotSpec::Builtin(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// Why the bot can only play games from the empty board (a CodinGame
+    /// bot is only ever told its opponent's last move), or `None` when it
+    /// can play from any position.
+    pub fn empty_board_only(&self) -> Option<String> {
+        match self {
+            BotSpec::External(e)
+                if e.kind == ExternalKind::Protocol && e.speaks() == BotProtocol::CodinGame =>
+            {
+                Some(format!(
+                    "bot '{}' speaks CodinGame's protocol, which tells a bot only its \
+                     opponent's last move: it plays whole games from the empty board",
+                    e.name
+                ))
+            }
+            _ => None,
         }
     }
 

@@ -10,6 +10,7 @@ use super::{GameArgs, TimeArgs};
 use referee::bot::{BotSpec, BuiltinBots};
 use referee::check::run_checks;
 use referee::play::text::format_us;
+use referee::protocol::BotProtocol;
 use referee::with_game;
 
 /// Arguments of `referee check`.
@@ -49,7 +50,7 @@ fn stats(label: &str, v: &[u64]) -> String {
 
 fn check<G: BuiltinBots>(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let mut spec = BotSpec::resolve::<G>(&args.bot)?;
-    args.process.apply(&mut spec)?;
+    args.process.apply(&mut spec, G::KIND)?;
     let spec = match spec {
         BotSpec::External(e) => e,
         BotSpec::Builtin(b) => bail!("'{b}' is a built-in bot; check tests external bots"),
@@ -63,6 +64,23 @@ fn check<G: BuiltinBots>(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         time.startup_ms
     );
     let report = run_checks::<G>(&spec, &args.game.options(), &time)?;
+    println!(
+        "protocol: {}",
+        match (report.protocol, report.detected) {
+            (BotProtocol::V1, false) => "v1".to_string(),
+            (BotProtocol::V1, true) => "v1 (the bot does not say; found by trying)".to_string(),
+            (BotProtocol::CodinGame, detected) => format!(
+                "codingame ({}; CodinGame's bots play whole games from the empty board, so \
+                 it plays whole games instead of the sample positions)",
+                if detected {
+                    "the bot does not say; found by trying: give it `--protocol codingame` or \
+                     `protocol = \"codingame\"` in its manifest"
+                } else {
+                    "as it says"
+                }
+            ),
+        }
+    );
     for r in &report.results {
         println!(
             "{}  {}: {}",

@@ -24,6 +24,8 @@ use referee::grade::{grade, GradeConfig, GradeMode, Thresholds};
 pub struct GradeOptions {
     #[command(flatten)]
     game: GameArgs,
+    #[command(flatten)]
+    rules: super::RulesArgs,
     /// The seat(s) the bot plays: 1, 2 or both (default: Notakto's winning
     /// seat; both for the other games).
     #[arg(long, value_parser = ["1", "2", "both"])]
@@ -347,7 +349,7 @@ impl GradeOptions {
             None => None,
         };
         Ok(GradeConfig {
-            options: self.game.options(),
+            options: self.game.options_under(&self.rules)?,
             seats,
             games,
             mode: match (self.exhaustive, self.canonical) {

@@ -39,6 +39,8 @@ const EXIT_UNDECIDED: u8 = 3;
 pub struct MatchArgs {
     #[command(flatten)]
     game: GameArgs,
+    #[command(flatten)]
+    rules: super::RulesArgs,
     /// The first bot (player 1 in even-numbered games): every figure is
     /// from its side.
     bot1: String,
@@ -140,10 +142,11 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
     if args.shuffle_openings && args.openings.is_none() {
         anyhow::bail!("--shuffle-openings needs --openings FILE");
     }
+    let options = args.game.options_under(&args.rules)?;
     let openings = match &args.openings {
         Some(path) => Some(Arc::new(Openings::load(
             G::KIND,
-            &args.game.options(),
+            &options,
             path,
             args.shuffle_openings,
             args.seed,
@@ -153,7 +156,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
     let mut specs = Vec::new();
     for (i, text) in [&args.bot1, &args.bot2].iter().enumerate() {
         let mut spec = BotSpec::resolve::<G>(text).with_context(|| format!("bot {}", i + 1))?;
-        args.process.apply(&mut spec)?;
+        args.process.apply(&mut spec, G::KIND)?;
         specs.push(spec);
     }
     // A manifest's bot is shown by its `name`, not by the manifest's path.
@@ -177,7 +180,7 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         games,
         seed: args.seed,
         run: RunConfig {
-            options: args.game.options(),
+            options,
             time: args.time.control(),
             random_plies: args.random_plies,
             affinity: !args.process.no_affinity,

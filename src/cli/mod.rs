@@ -7,8 +7,9 @@ use clap::{Args, Parser, Subcommand};
 
 use referee::bot::manifest::SandboxMode;
 use referee::bot::spec::{BotSpec, ProcessSettings};
-use referee::bot::TimeControl;
-use referee::game::{GameKind, GameOptions};
+use referee::bot::{TimeControl, TimeProfile};
+use referee::game::{GameKind, GameOptions, Rules};
+use referee::protocol::BotProtocol;
 
 pub mod bots;
 pub mod check;
@@ -89,6 +90,7 @@ impl GameArgs {
     pub fn options(&self) -> GameOptions {
         GameOptions {
             boards: self.boards,
+            ..GameOptions::default()
         }
     }
 }
@@ -102,16 +104,55 @@ pub struct TimeArgs {
     /// Extra time for start-up, added to a bot's first turn only.
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub startup_ms: u64,
+    /// Named limits instead of --time-ms and --startup-ms: `codingame`
+    /// (1000 ms for the first turn, 100 ms for each later one).
+    #[arg(long, value_name = "PROFILE", conflicts_with_all = ["time_ms", "startup_ms"])]
+    pub time_profile: Option<TimeProfile>,
 }
 
 impl TimeArgs {
     /// The time control.
     pub fn control(&self) -> TimeControl {
-        TimeControl {
-            move_ms: self.time_ms,
-            startup_ms: self.startup_ms,
+        match self.time_profile {
+            Some(p) => p.control(),
+            None => TimeControl {
+                move_ms: self.time_ms,
+                startup_ms: self.startup_ms,
+            },
         }
     }
+}
+
+/// UTTT's rule, for the commands that play or judge games.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RulesArgs {
+    /// How a UTTT game that fills every board without three in a row ends:
+    /// `standard` (a draw, the default) or `codingame` (more boards won wins).
+    #[arg(long, value_name = "RULES", value_parser = parse_rules)]
+    pub rules: Option<Rules>,
+}
+
+impl GameArgs {
+    /// The game options under `rules`; CodinGame's rule is for UTTT only.
+    pub fn options_under(&self, rules: &RulesArgs) -> anyhow::Result<GameOptions> {
+        let rules = rules.rules.unwrap_or_default();
+        if !rules.is_standard() && !self.game.has_rules() {
+            anyhow::bail!("--rules {rules} is for uttt; {} has one rule", self.game);
+        }
+        Ok(GameOptions {
+            rules,
+            ..self.options()
+        })
+    }
+}
+
+fn parse_rules(s: &str) -> Result<Rules, String> {
+    s.parse()
+        .map_err(|e: referee::game::ParseError| e.to_string())
+}
+
+fn parse_protocol(s: &str) -> Result<BotProtocol, String> {
+    s.parse()
 }
 
 /// How external bots' processes run, shared by every command that plays them.
@@ -143,6 +184,12 @@ pub struct ProcessArgs {
     /// 256; 0: no cap). Writing past it fails with "no space left".
     #[arg(long, value_name = "MB")]
     pub tmp_mb: Option<u64>,
+    /// The protocol of external bots given as a bare command line (a
+    /// manifest says its own): `v1` (the default) or `codingame`
+    /// (CodinGame's turn input and `row col` replies; docs/protocol.md,
+    /// "CodinGame bots").
+    #[arg(long, value_name = "PROTOCOL", value_parser = parse_protocol)]
+    pub protocol: Option<BotProtocol>,
 }
 
 impl ProcessArgs {
@@ -162,13 +209,15 @@ impl ProcessArgs {
                 .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
                 .collect(),
             tmp_mb: self.tmp_mb,
+            protocol: self.protocol,
         }
     }
 
     /// Applies the flags to a resolved bot, and checks its sandbox can be
     /// given (telling what a best-effort sandbox lacks).
-    pub fn apply(&self, spec: &mut BotSpec) -> anyhow::Result<()> {
+    pub fn apply(&self, spec: &mut BotSpec, game: GameKind) -> anyhow::Result<()> {
         spec.adjust(&self.settings());
+        spec.check_game(game)?;
         for lack in spec.check_sandbox()? {
             tell(&format!("warning: best-effort sandbox without {lack}"));
         }

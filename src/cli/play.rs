@@ -20,6 +20,8 @@ use referee::with_game;
 pub struct PlayArgs {
     #[command(flatten)]
     game: GameArgs,
+    #[command(flatten)]
+    rules: super::RulesArgs,
     /// Player 1: `human` or a bot.
     #[arg(long, default_value = "human")]
     p1: String,
@@ -50,7 +52,7 @@ fn play<G: BuiltinBots>(args: &PlayArgs) -> anyhow::Result<ExitCode> {
         } else {
             let mut spec =
                 BotSpec::resolve::<G>(name).with_context(|| format!("--p{}", seat.number()))?;
-            args.process.apply(&mut spec)?;
+            args.process.apply(&mut spec, G::KIND)?;
             let seed = referee::seed::derive(args.seed, &[seat.number() as u64]);
             let mut bot = spec.instantiate::<G>(seed, &time, None)?;
             if let Err(f) = bot.begin(seat, &time) {
@@ -64,7 +66,7 @@ fn play<G: BuiltinBots>(args: &PlayArgs) -> anyhow::Result<ExitCode> {
     let mut input = stdin.lock();
     let mut out = stdout.lock();
     match console_game(
-        G::start(&args.game.options()),
+        G::start(&args.game.options_under(&args.rules)?),
         &mut players,
         &mut input,
         &mut out,

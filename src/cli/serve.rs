@@ -21,6 +21,8 @@ use referee::with_game;
 pub struct ServeArgs {
     #[command(flatten)]
     game: GameArgs,
+    #[command(flatten)]
+    rules: super::RulesArgs,
     /// The server's bot (built-in, manifest or command line); a fresh one per round.
     #[arg(long)]
     bot: String,
@@ -73,7 +75,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
 fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let mut spec = BotSpec::resolve::<G>(&args.bot).context("--bot")?;
-    args.process.apply(&mut spec)?;
+    args.process.apply(&mut spec, G::KIND)?;
     let cfg = ServeConfig {
         rounds: args.rounds,
         protocol: args.protocol,
@@ -83,7 +85,7 @@ fn serve<G: BuiltinBots>(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         max_per_address: args.max_per_address as usize,
         max_line: args.max_line as usize,
         out: args.out.clone(),
-        options: args.game.options(),
+        options: args.game.options_under(&args.rules)?,
         seed: args.seed,
         log: if args.quiet {
             Log::default()

@@ -79,7 +79,7 @@ fn run_game<G: BuiltinBots>(
 ) -> anyhow::Result<ExitCode> {
     let mut t = file.resolve::<G>()?;
     for e in &mut t.entrants {
-        args.process.apply(&mut e.spec)?;
+        args.process.apply(&mut e.spec, G::KIND)?;
     }
     let jobs = super::jobs(args.jobs)?;
     let shard = args

@@ -333,7 +333,10 @@ mod tests {
 
     #[test]
     fn out_of_range_moves_are_not_moves() {
-        let opts = GameOptions { boards: 3 };
+        let opts = GameOptions {
+            boards: 3,
+            ..Default::default()
+        };
         assert_eq!(out_of_range("A6", &opts, false), "A9");
         assert_eq!(out_of_range("A6", &opts, true), "D6");
         assert_eq!(out_of_range("4", &opts, true), "9");

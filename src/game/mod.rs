@@ -146,6 +146,18 @@ impl GameKind {
         }
     }
 
+    /// Whether CodinGame has the game (tic-tac-toe and UTTT, on its grid
+    /// of rows and columns; not Notakto).
+    pub fn has_codingame_grid(self) -> bool {
+        self != GameKind::Notakto
+    }
+
+    /// Whether the game can be played under CodinGame's rule
+    /// ([`Rules::CodinGame`]): UTTT only.
+    pub fn has_rules(self) -> bool {
+        self == GameKind::Uttt
+    }
+
     /// Whether the game is played on a chosen number of boards (Notakto's
     /// `--boards`); the others ignore [`GameOptions::boards`].
     pub(crate) fn has_boards(self) -> bool {
@@ -178,16 +190,82 @@ impl FromStr for GameKind {
     }
 }
 
-/// Options that choose a game's starting position.
+/// How a UTTT game that fills every local board without three won boards
+/// in a row ends.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Rules {
+    /// A draw.
+    #[default]
+    Standard,
+    /// CodinGame's rule: the player with more local boards won wins; equal
+    /// counts draw.
+    CodinGame,
+}
+
+impl Rules {
+    /// Whether these are the standard rules (left out of files).
+    pub fn is_standard(&self) -> bool {
+        *self == Rules::Standard
+    }
+
+    /// `standard` or `codingame`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rules::Standard => "standard",
+            Rules::CodinGame => "codingame",
+        }
+    }
+}
+
+impl Display for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Rules {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        match s.trim() {
+            "standard" => Ok(Rules::Standard),
+            "codingame" => Ok(Rules::CodinGame),
+            other => Err(ParseError::new(format!(
+                "unknown rules '{other}' (expected standard or codingame)"
+            ))),
+        }
+    }
+}
+
+/// Options that choose a game's starting position and its rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct GameOptions {
     /// Number of Notakto boards (1..=26); ignored by the other games.
     pub boards: u8,
+    /// How a UTTT game without three boards in a row ends; ignored by the
+    /// other games. Absent in files written before it existed (standard).
+    #[serde(default, skip_serializing_if = "Rules::is_standard")]
+    pub rules: Rules,
 }
 
 impl Default for GameOptions {
     fn default() -> Self {
-        GameOptions { boards: 3 }
+        GameOptions {
+            boards: 3,
+            rules: Rules::Standard,
+        }
     }
 }
 
@@ -297,6 +375,20 @@ pub trait Game:
 
     /// Number of moves played since the empty position.
     fn ply(&self) -> usize;
+
+    /// The position played under `rules` (only UTTT has another rule; the
+    /// other games keep theirs). A position read from text has the standard
+    /// rules.
+    fn under_rules(self, _rules: Rules) -> Self {
+        self
+    }
+
+    /// How a finished game's result was decided when its rules, not a line
+    /// on the board, decided it (UTTT under CodinGame's rule: the boards
+    /// won), in words for replays; `None` otherwise.
+    fn decided_by_rule(&self) -> Option<String> {
+        None
+    }
 
     /// The move as a `(row, col)` of CodinGame's grid for this game (3x3
     /// for tic-tac-toe, 9x9 for UTTT), or `None` for a game CodinGame does
@@ -654,7 +746,7 @@ mod props {
         fn reachable_positions_and_moves_read_back(
             seed in any::<u64>(), plies in 0usize..90, boards in 1u8..=26
         ) {
-            let opts = GameOptions { boards };
+            let opts = GameOptions { boards, ..Default::default() };
             round_trips(&reached::<TicTacToe>(&opts, seed, plies));
             round_trips(&reached::<Notakto>(&opts, seed, plies));
             round_trips(&reached::<Uttt>(&opts, seed, plies));

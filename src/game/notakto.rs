@@ -73,7 +73,7 @@ impl FromStr for NotaktoMove {
 /// ```
 /// use referee::game::{Game, GameOptions, Notakto, Outcome, Seat};
 ///
-/// let mut pos = Notakto::start(&GameOptions { boards: 1 });
+/// let mut pos = Notakto::start(&GameOptions { boards: 1, ..Default::default() });
 /// for mv in ["A0", "A1"] {
 ///     pos.play(mv.parse()?)?;
 /// }
@@ -274,7 +274,10 @@ impl Game for Notakto {
     }
 
     fn options(&self) -> GameOptions {
-        GameOptions { boards: self.count }
+        GameOptions {
+            boards: self.count,
+            ..Default::default()
+        }
     }
 
     #[inline]
@@ -552,7 +555,14 @@ mod tests {
     #[test]
     fn consistency() {
         for boards in [1u8, 2, 3, 5, 26] {
-            consistency::check::<Notakto>(&GameOptions { boards }, 100, boards as u64);
+            consistency::check::<Notakto>(
+                &GameOptions {
+                    boards,
+                    ..Default::default()
+                },
+                100,
+                boards as u64,
+            );
         }
     }
 

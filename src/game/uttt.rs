@@ -18,7 +18,7 @@ use std::str::FromStr;
 use rand::Rng;
 
 use super::grid::{cell_list, count9, has_line, FULL};
-use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Seat};
+use super::{Game, GameKind, GameOptions, MoveList, Outcome, ParseError, Rules, Seat};
 
 /// Whether the mask holds a line (three in a row, column or diagonal).
 #[inline(always)]
@@ -159,6 +159,8 @@ pub struct Uttt {
     forced: u8,
     /// Moves played.
     ply: u8,
+    /// How a game that fills every board without a line ends.
+    rules: Rules,
 }
 
 impl Default for Uttt {
@@ -169,6 +171,7 @@ impl Default for Uttt {
             closed: 0,
             forced: ANY,
             ply: 0,
+            rules: Rules::Standard,
         }
     }
 }
@@ -228,6 +231,24 @@ impl Uttt {
     #[inline]
     pub fn empty(&self, b: usize) -> u16 {
         FULL & !(self.cells[0][b] | self.cells[1][b])
+    }
+
+    /// The result of a game that filled every board without three won
+    /// boards in a row: a draw under the standard rules; under CodinGame's,
+    /// a win for the player with more boards won (equal counts draw).
+    #[inline]
+    fn full_board_outcome(&self) -> Outcome {
+        match self.rules {
+            Rules::Standard => Outcome::Draw,
+            Rules::CodinGame => {
+                let (x, o) = (self.won[0].count_ones(), self.won[1].count_ones());
+                match x.cmp(&o) {
+                    std::cmp::Ordering::Greater => Outcome::Win(Seat::One),
+                    std::cmp::Ordering::Less => Outcome::Win(Seat::Two),
+                    std::cmp::Ordering::Equal => Outcome::Draw,
+                }
+            }
+        }
     }
 
     #[inline]
@@ -509,12 +530,33 @@ impl Game for Uttt {
     /// to the grid of boards and to every board at once.
     type Symmetry = u8;
 
-    fn start(_opts: &GameOptions) -> Self {
-        Uttt::default()
+    fn start(opts: &GameOptions) -> Self {
+        Uttt {
+            rules: opts.rules,
+            ..Uttt::default()
+        }
     }
 
     fn options(&self) -> GameOptions {
-        GameOptions::default()
+        GameOptions {
+            rules: self.rules,
+            ..GameOptions::default()
+        }
+    }
+
+    fn under_rules(self, rules: Rules) -> Self {
+        Uttt { rules, ..self }
+    }
+
+    fn decided_by_rule(&self) -> Option<String> {
+        let no_line = !line(self.won[0]) && !line(self.won[1]);
+        (self.rules == Rules::CodinGame && no_line && self.closed == FULL).then(|| {
+            format!(
+                "on boards won, {} to {} (CodinGame's rule)",
+                self.won[0].count_ones(),
+                self.won[1].count_ones()
+            )
+        })
     }
 
     #[inline]
@@ -571,7 +613,7 @@ impl Game for Uttt {
         } else if line(self.won[1]) {
             Some(Outcome::Win(Seat::Two))
         } else if self.closed == FULL {
-            Some(Outcome::Draw)
+            Some(self.full_board_outcome())
         } else {
             None
         }
@@ -908,6 +950,9 @@ impl Game for Uttt {
         self.closed = closed;
         self.forced = forced;
         self.ply = ply;
+        if outcome == Outcome::Draw && closed == FULL {
+            return self.full_board_outcome();
+        }
         outcome
     }
 }
@@ -919,6 +964,61 @@ mod tests {
 
     fn mv(b: u8, c: u8) -> UtttMove {
         UtttMove::new(b, c).unwrap()
+    }
+
+    #[test]
+    fn the_two_rules_end_a_full_board_differently() {
+        // X to move, boards won X 4, O 3, board 5 with cells 0 and 3 open:
+        // `5 0` wins it (5 to 3) and closes the last board, no line of boards.
+        let near_end: Uttt = "O.XXX.XX.X.OOX.O.XOXOOOXXOXXXXO...O.OO.OOOX...OO.XOOOXOOO..X..O..XXX.XO.OXXXOXXXO/9/XX=XO.OXO"
+            .parse()
+            .unwrap();
+        let mut standard = near_end;
+        standard.play(mv(5, 0)).unwrap();
+        assert_eq!(standard.outcome(), Some(Outcome::Draw));
+        assert!(standard.legal_moves().is_empty());
+        let codingame = standard.under_rules(Rules::CodinGame);
+        assert_eq!(codingame.outcome(), Some(Outcome::Win(Seat::One)));
+        assert_eq!(
+            codingame.to_string(),
+            standard.to_string(),
+            "the rule is not in the text"
+        );
+        // A playout from before the end ends as the rules say.
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut g = near_end.under_rules(Rules::CodinGame);
+        g.play(mv(5, 0)).unwrap();
+        assert_eq!(g.random_playout(&mut rng), Outcome::Win(Seat::One));
+        // Equal counts draw under both rules; a line wins under both.
+        let start = Uttt::start(&GameOptions {
+            rules: Rules::CodinGame,
+            ..GameOptions::default()
+        });
+        assert_eq!(start.options().rules, Rules::CodinGame);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let (mut wins_on_boards, mut games) = (0, 0);
+        while games < 300 {
+            let mut g = start;
+            let o = g.random_playout(&mut rng);
+            assert_eq!(o, g.outcome().unwrap(), "the playout and the rules agree");
+            let std_o = g.under_rules(Rules::Standard).outcome().unwrap();
+            if !g.winning_line().is_empty() {
+                assert_eq!(o, std_o);
+            } else {
+                assert_eq!(std_o, Outcome::Draw);
+                let (x, o_) = (g.won(Seat::One).count_ones(), g.won(Seat::Two).count_ones());
+                let want = match x.cmp(&o_) {
+                    std::cmp::Ordering::Greater => Outcome::Win(Seat::One),
+                    std::cmp::Ordering::Less => Outcome::Win(Seat::Two),
+                    std::cmp::Ordering::Equal => Outcome::Draw,
+                };
+                assert_eq!(o, want);
+                wins_on_boards += usize::from(want != Outcome::Draw);
+            }
+            games += 1;
+        }
+        assert!(wins_on_boards > 0, "some games were decided on boards won");
     }
 
     #[test]

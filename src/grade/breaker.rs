@@ -145,6 +145,7 @@ mod tests {
             final_position: String::new(),
             client: None,
             format: Vec::new(),
+            rules: Default::default(),
         }
     }
 

@@ -53,7 +53,10 @@ fn flawed_move(pos: &Notakto, flaw: &Flaw) -> Option<<Notakto as Game>::Move> {
 /// The positions where the perfect AI (player 1) is to move in each of
 /// `games` random games (a uniform human, seeded by `seed`).
 pub fn random_games(boards: u8, games: u64, seed: u64) -> Vec<Vec<String>> {
-    let opts = GameOptions { boards };
+    let opts = GameOptions {
+        boards,
+        ..Default::default()
+    };
     let mut rng = seed::rng(seed);
     let none = Flaw::new();
     (0..games)
@@ -95,7 +98,10 @@ fn random_finish(mut pos: Notakto, flaw: &Flaw, rng: &mut impl Rng) -> bool {
 /// The share of `games` random games (a uniform human) that the AI flawed
 /// at `flaw` loses.
 pub fn loss_rate(boards: u8, flaw: &Flaw, games: u64, seed: u64) -> f64 {
-    let opts = GameOptions { boards };
+    let opts = GameOptions {
+        boards,
+        ..Default::default()
+    };
     let mut rng = seed::rng(seed);
     let lost = (0..games)
         .filter(|_| random_finish(Notakto::start(&opts), flaw, &mut rng))
@@ -203,7 +209,10 @@ pub fn games_to_catch(
     grading_seed: u64,
     pressure: f64,
 ) -> Option<u64> {
-    let opts = GameOptions { boards };
+    let opts = GameOptions {
+        boards,
+        ..Default::default()
+    };
     for k in 0..games {
         let game_seed = seed::derive(grading_seed, &[k]);
         let mut opp =
@@ -286,7 +295,11 @@ mod tests {
         // The first position of a random game where a losing move exists.
         let none = Flaw::new();
         let games = random_games(3, 20, 2);
-        let start = Notakto::start(&GameOptions { boards: 3 }).to_string();
+        let start = Notakto::start(&GameOptions {
+            boards: 3,
+            ..Default::default()
+        })
+        .to_string();
         assert!(games.iter().all(|g| g.first() == Some(&start)));
         let p = games
             .iter()

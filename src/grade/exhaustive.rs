@@ -647,12 +647,18 @@ mod tests {
 
     #[test]
     fn optimal_notakto_always_wins_and_canonical_asks_fewer() {
-        let opts = GameOptions { boards: 3 };
+        let opts = GameOptions {
+            boards: 3,
+            ..Default::default()
+        };
         let mut o = builtin::<Notakto>("optimal", 2);
         let canon = explore::<Notakto>(&opts, Seat::One, &mut o, true, |_| {});
         assert!(canon.failure.is_none(), "{:?}", canon.failure);
         assert!(canon.positions <= 18_424, "{}", canon.positions);
-        let opts1 = GameOptions { boards: 1 };
+        let opts1 = GameOptions {
+            boards: 1,
+            ..Default::default()
+        };
         let full = explore::<Notakto>(&opts1, Seat::One, &mut o, false, |_| {});
         assert!(full.failure.is_none());
         assert_eq!(full.kept, full.won_positions);

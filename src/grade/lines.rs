@@ -326,7 +326,10 @@ mod tests {
 
     #[test]
     fn the_opponent_keeps_alive_while_it_can() {
-        let pos = Notakto::start(&GameOptions { boards: 1 });
+        let pos = Notakto::start(&GameOptions {
+            boards: 1,
+            ..Default::default()
+        });
         assert_eq!(opponent_moves(&pos).len(), 9);
         let mut t = TicTacToe::new();
         t.play_unchecked(TicTacToe::parse_move("4").unwrap());
@@ -338,7 +341,10 @@ mod tests {
         // The in-process optimal player stands in for a deterministic
         // program: every line is run, none refutes it.
         let spec = BotSpec::resolve::<Notakto>("optimal").unwrap();
-        let opts = GameOptions { boards: 1 };
+        let opts = GameOptions {
+            boards: 1,
+            ..Default::default()
+        };
         let r = explore_lines::<Notakto>(
             &spec,
             Seat::One,

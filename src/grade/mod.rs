@@ -258,8 +258,18 @@ impl GradeConfig {
                 words.push("--canonical".into());
             }
         }
+        if !self.options.rules.is_standard() {
+            words.extend(["--rules".into(), self.options.rules.name().into()]);
+        }
         words.extend(["--seed".into(), self.seed.to_string()]);
-        words.extend(["--time-ms".into(), self.time.move_ms.to_string()]);
+        if self.time == crate::bot::TimeControl::CODINGAME {
+            words.extend(["--time-profile".into(), "codingame".into()]);
+        } else {
+            words.extend(["--time-ms".into(), self.time.move_ms.to_string()]);
+        }
+        if let Some(p) = self.process.protocol {
+            words.extend(["--protocol".into(), p.name().into()]);
+        }
         if self.max_timeouts != DEFAULT_MAX_TIMEOUTS {
             words.extend(["--max-timeouts".into(), self.max_timeouts.to_string()]);
         }
@@ -445,6 +455,10 @@ pub fn grade(
     crate::with_game!(kind, G => {
         let mut spec = BotSpec::resolve::<G>(&command).with_context(|| format!("bot '{bot}'"))?;
         spec.adjust(&cfg.process);
+        spec.check_game(G::KIND)?;
+        if let (true, Some(why)) = (cfg.mode.is_exhaustive(), spec.empty_board_only()) {
+            bail!("{why}, not asked about single positions: grade it without --exhaustive (whole games)");
+        }
         for lack in spec.check_sandbox()? {
             observer.note(&format!("warning: best-effort sandbox without {lack}"));
         }
@@ -628,10 +642,13 @@ pub(crate) fn check_rubric(kind: GameKind, cfg: &GradeConfig) -> anyhow::Result<
         return Ok(());
     };
     let seats = crate::with_game!(kind, G => cfg.seats_for::<G>());
-    match rubric
-        .settings
-        .mismatch(kind, cfg.options.boards, &seats, cfg.time.move_ms)
-    {
+    match rubric.settings.mismatch(
+        kind,
+        cfg.options.boards,
+        &seats,
+        cfg.time.move_ms,
+        cfg.options.rules,
+    ) {
         Some(why) => bail!("rubric {} does not fit this grading: {why}", rubric.source),
         None => Ok(()),
     }
@@ -1606,15 +1623,33 @@ mod tests {
         assert_eq!(TicTacToe::requirement(&o, Seat::One), 0);
         assert_eq!(TicTacToe::requirement(&o, Seat::Two), 0);
         assert_eq!(
-            Notakto::requirement(&GameOptions { boards: 3 }, Seat::One),
+            Notakto::requirement(
+                &GameOptions {
+                    boards: 3,
+                    ..Default::default()
+                },
+                Seat::One
+            ),
             1
         );
         assert_eq!(
-            Notakto::requirement(&GameOptions { boards: 2 }, Seat::Two),
+            Notakto::requirement(
+                &GameOptions {
+                    boards: 2,
+                    ..Default::default()
+                },
+                Seat::Two
+            ),
             1
         );
         assert_eq!(
-            Notakto::requirement(&GameOptions { boards: 2 }, Seat::One),
+            Notakto::requirement(
+                &GameOptions {
+                    boards: 2,
+                    ..Default::default()
+                },
+                Seat::One
+            ),
             -1
         );
     }
@@ -1653,7 +1688,10 @@ mod tests {
     fn optimal_passes_sampled_grading() {
         let opt = BotSpec::resolve::<Notakto>("optimal").unwrap();
         let cfg = SampledConfig {
-            options: GameOptions { boards: 3 },
+            options: GameOptions {
+                boards: 3,
+                ..Default::default()
+            },
             seats: vec![Seat::One],
             games: 50,
             time: TimeControl::default(),

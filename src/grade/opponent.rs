@@ -195,7 +195,10 @@ mod tests {
 
     /// The first reply of the opponent (player 2) to a fixed first move.
     fn first_reply(plan: u64, span: u64) -> String {
-        let mut pos = Notakto::start(&GameOptions { boards: 3 });
+        let mut pos = Notakto::start(&GameOptions {
+            boards: 3,
+            ..Default::default()
+        });
         pos.play_unchecked(Notakto::parse_move("A4").unwrap());
         let mut b = Spreader::<Notakto>::new(plan, span, 7, plan);
         b.select_move(&pos).unwrap().to_string()
@@ -203,7 +206,10 @@ mod tests {
 
     #[test]
     fn the_first_plans_try_every_reply_once() {
-        let mut pos = Notakto::start(&GameOptions { boards: 3 });
+        let mut pos = Notakto::start(&GameOptions {
+            boards: 3,
+            ..Default::default()
+        });
         pos.play_unchecked(Notakto::parse_move("A4").unwrap());
         let n = candidates(&pos).len() as u64;
         assert_eq!(n, 26);
@@ -226,7 +232,10 @@ mod tests {
         let mut lines = HashSet::new();
         let mut expected = HashSet::new();
         for plan in 0..span {
-            let mut pos = Notakto::start(&GameOptions { boards: 3 });
+            let mut pos = Notakto::start(&GameOptions {
+                boards: 3,
+                ..Default::default()
+            });
             pos.play_unchecked(answer(&pos));
             let mut b = Spreader::<Notakto>::new(plan, span, 1, plan);
             let r1 = b.select_move(&pos).unwrap();
@@ -270,7 +279,10 @@ mod tests {
     #[test]
     fn it_does_not_kill_the_last_board_while_it_can_avoid_it() {
         // One live board with a single safe cell left for the opponent.
-        let mut pos = Notakto::start(&GameOptions { boards: 1 });
+        let mut pos = Notakto::start(&GameOptions {
+            boards: 1,
+            ..Default::default()
+        });
         for m in ["A0", "A2", "A4"] {
             // Player 1 (student) and player 2 alternate; stop before a line.
             let mv = Notakto::parse_move(m).unwrap();

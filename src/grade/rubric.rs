@@ -162,6 +162,8 @@ pub struct Settings {
     pub seat: Option<u8>,
     /// The time limit per move, in milliseconds.
     pub time_ms: Option<u64>,
+    /// UTTT's rule (`rules = "codingame"`).
+    pub rules: Option<crate::game::Rules>,
 }
 
 impl Settings {
@@ -173,6 +175,7 @@ impl Settings {
         boards: u8,
         seats: &[crate::game::Seat],
         time_ms: u64,
+        rules: crate::game::Rules,
     ) -> Option<String> {
         if let Some(g) = self.game.filter(|&g| g != game) {
             return Some(format!("it is for {g}, not {game}"));
@@ -197,6 +200,9 @@ impl Settings {
         }
         if let Some(t) = self.time_ms.filter(|&t| t != time_ms) {
             return Some(format!("it is for {t} ms per move: add --time-ms {t}"));
+        }
+        if let Some(r) = self.rules.filter(|&r| r != rules) {
+            return Some(format!("it is for the {r} rules: add --rules {r}"));
         }
         None
     }
@@ -245,6 +251,8 @@ struct RawSettings {
     seat: Option<Spanned<toml::Value>>,
     #[serde(default)]
     time_ms: Option<Spanned<i64>>,
+    #[serde(default)]
+    rules: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -458,6 +466,16 @@ impl Rubric {
                     toml::Value::String(s) if s == "both" => 0,
                     _ => return Err(at(seat.span().start, "seat must be 1, 2 or \"both\"")),
                 });
+            }
+            if let Some(rules) = &r.rules {
+                let parsed: crate::game::Rules = rules
+                    .get_ref()
+                    .parse()
+                    .map_err(|e: crate::game::ParseError| at(rules.span().start, &e.to_string()))?;
+                if !parsed.is_standard() && settings.game.is_some_and(|g| !g.has_rules()) {
+                    return Err(at(rules.span().start, "rules = \"codingame\" is for uttt"));
+                }
+                settings.rules = Some(parsed);
             }
             if let Some(t) = &r.time_ms {
                 settings.time_ms = Some(

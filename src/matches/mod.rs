@@ -441,6 +441,10 @@ fn folder_config(
     t.insert("kind".into(), "match".into());
     t.insert("game".into(), kind.name().into());
     t.insert("boards".into(), int(cfg.run.options.boards as u64));
+    // Absent is standard, as in folders written before there was another.
+    if !cfg.run.options.rules.is_standard() {
+        t.insert("rules".into(), cfg.run.options.rules.name().into());
+    }
     t.insert("games".into(), int(cfg.games));
     t.insert("seed".into(), int(cfg.seed));
     t.insert("random_plies".into(), int(cfg.run.random_plies as u64));
@@ -689,7 +693,7 @@ pub fn merge(
         let expected = Expected {
             ids: 0..games,
             check: &check,
-            standard: <G as crate::game::Game>::start(&crate::game::GameOptions { boards })
+            standard: <G as crate::game::Game>::start(&crate::game::GameOptions { boards, ..Default::default() })
                 .to_string(),
         };
         merge_games::<G>(dirs, &expected, &mut tally, folder.as_ref(), observer)?;

@@ -166,6 +166,7 @@ fn session<G: BuiltinBots, R: TimedRead, W: Write>(
 ) -> anyhow::Result<ClientReport> {
     let mut spec = BotSpec::resolve::<G>(&cfg.bot).with_context(|| format!("bot {}", cfg.bot))?;
     spec.adjust(&cfg.process);
+    spec.check_game(G::KIND)?;
     for lack in spec.check_sandbox()? {
         cfg.log
             .note(&format!("warning: best-effort sandbox without {lack}"));

@@ -962,6 +962,8 @@ pub struct RunSettings {
     pub game: String,
     /// Notakto boards (Notakto only).
     pub boards: Option<u8>,
+    /// UTTT's rule when it is not the standard one (`codingame`).
+    pub rules: Option<String>,
     /// A tournament's games per pairing.
     pub games_per_pairing: Option<u64>,
     /// A match's games (at most, with an SPRT).
@@ -1042,6 +1044,7 @@ impl RunSettings {
             format: format.to_string(),
             game: G::KIND.name().to_string(),
             boards: G::KIND.boards(options),
+            rules: (!options.rules.is_standard()).then(|| options.rules.name().to_string()),
             created: Some(utc_text(std::time::SystemTime::now())),
             referee_version: Some(env!("CARGO_PKG_VERSION").to_string()),
             ..RunSettings::default()

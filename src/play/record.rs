@@ -6,7 +6,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use serde::{Deserialize, Serialize};
 
 use crate::bot::FormatFinding;
-use crate::game::{Game, GameKind, Outcome, Seat};
+use crate::game::{Game, GameKind, Outcome, Rules, Seat};
 use crate::protocol::{Forfeit, ForfeitReason};
 
 /// How a game ended.
@@ -71,6 +71,11 @@ pub struct GameRecord {
     /// the moves: a format finding, not a forfeit). Absent in older records.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub format: Vec<FormatFinding>,
+    /// The rule the game was played under: absent for the standard rules
+    /// (and in records written before there was another), `"codingame"`
+    /// for UTTT under CodinGame's rule.
+    #[serde(skip_serializing_if = "Rules::is_standard", default)]
+    pub rules: Rules,
 }
 
 impl GameRecord {
@@ -188,6 +193,7 @@ pub(crate) fn sample(
         final_position: String::new(),
         client: None,
         format: Vec::new(),
+        rules: Rules::Standard,
     }
 }
 

@@ -143,6 +143,7 @@ pub fn play_game<G: Game>(
         final_position: pos.to_string(),
         client: None,
         format,
+        rules: pos.options().rules,
     }
 }
 

@@ -139,6 +139,7 @@ pub(crate) fn forfeit_record<G: Game>(
         final_position: start.to_string(),
         client: None,
         format: Vec::new(),
+        rules: start.options().rules,
     }
 }
 

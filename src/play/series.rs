@@ -163,6 +163,14 @@ fn check_record(s: &Series, r: &GameRecord) -> anyhow::Result<()> {
             r.id
         );
     };
+    if r.rules != s.cfg.options.rules {
+        bail!(
+            "game {} was played under the {} rules, and this run plays under the {} rules",
+            r.id,
+            r.rules,
+            s.cfg.options.rules
+        );
+    }
     let names = p.players.map(|i| s.entrants[i].name.as_str());
     if r.players[0] != names[0] || r.players[1] != names[1] || r.seed != p.seed {
         bail!(
@@ -188,6 +196,20 @@ pub(crate) fn play_series<G: BuiltinBots>(
 ) -> anyhow::Result<Played> {
     if opts.resume && opts.out.is_none() {
         return Err(journal::RunError::ResumeWithoutFolder.into());
+    }
+    let elsewhere = if s.openings.is_some() {
+        Some("openings")
+    } else if s.cfg.random_plies > 0 {
+        Some("random-plies")
+    } else {
+        None
+    };
+    if let Some(setting) = elsewhere {
+        if let Some(why) = s.entrants.iter().find_map(|e| e.spec.empty_board_only()) {
+            return Err(
+                crate::play::SettingError::new(setting, format!("cannot be used: {why}")).into(),
+            );
+        }
     }
     let standard = G::start(&s.cfg.options).to_string();
     let mut seq = Sequencer::new(s.ids.start, tally);
@@ -555,6 +577,7 @@ mod tests {
             final_position: String::new(),
             client: None,
             format: Vec::new(),
+            rules: Default::default(),
         }
     }
 

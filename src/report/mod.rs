@@ -100,6 +100,10 @@ pub struct GameRow {
     /// an uttt one; absent when no line won.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub wl: Vec<u8>,
+    /// How the result was decided when the game's rules decided it (UTTT
+    /// under CodinGame's rule: "on boards won, 5 to 3 (CodinGame's rule)").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rd: Option<String>,
 }
 
 /// Everything the page shows, computed once from the records.
@@ -240,6 +244,7 @@ impl ReportData {
                     detail: f.detail.clone(),
                 }),
                 wl: winning_line(r),
+                rd: decided_by_rule(r),
             });
         }
         let series = full.into_iter().map(sample).collect();
@@ -310,6 +315,20 @@ fn winning_line(r: &GameRecord) -> Vec<u8> {
         .parse::<G>()
         .map(|p| p.winning_line())
         .unwrap_or_default())
+}
+
+/// [`crate::game::Game::decided_by_rule`] of a record's final position,
+/// under the rules the record names.
+fn decided_by_rule(r: &GameRecord) -> Option<String> {
+    use crate::game::Game;
+    if r.termination != crate::play::record::Termination::Normal {
+        return None;
+    }
+    crate::with_game!(r.game, G => r
+        .final_position
+        .parse::<G>()
+        .ok()
+        .and_then(|p| p.under_rules(r.rules).decided_by_rule()))
 }
 
 /// Keeps at most [`SERIES_POINTS`] evenly spaced samples, always the last.

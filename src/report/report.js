@@ -230,7 +230,7 @@ function drawReplay() {
   const { g, moves, list, i } = cur, kind = D.kinds[g.g];
   cur.end = i === list.length - 1;
   replay.dataset.game = g.id;
-  const res = g.w ? `${name(g.p[g.w - 1])} (player ${g.w}) wins` : "draw";
+  const res = (g.w ? `${name(g.p[g.w - 1])} (player ${g.w}) wins` : "draw") + (g.rd ? ` ${g.rd}` : "");
   const nav = el("div", {},
     el("button", { id: "first", text: "« first", onclick: () => step(-1e9) }), el("button", { id: "prev", text: "◀ back", onclick: () => step(-1) }),
     el("button", { id: "next", text: "forward ▶", onclick: () => step(1) }), el("button", { id: "last", text: "last »", onclick: () => step(1e9) }),

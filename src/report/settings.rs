@@ -78,6 +78,7 @@ pub(crate) fn from_config(t: &toml::Table) -> RunSettings {
             .filter(|k| k.has_boards())
             .map(|_| int("boards").map_or(3, |b| b as u8)),
         game,
+        rules: text("rules"),
         time_ms: int("time_ms").or(Some(1000)),
         startup_ms: int("startup_ms").or(Some(2000)),
         random_plies: int("random_plies").or(Some(0)),
@@ -208,6 +209,12 @@ pub(crate) fn rows(s: &RunSettings) -> Vec<[String; 2]> {
         f => f.to_string(),
     };
     row("Format", format);
+    if let Some(r) = &s.rules {
+        row(
+            "Rules",
+            format!("{r} (a game that fills every board is won on boards won)"),
+        );
+    }
     if let Some(n) = s.games_per_pairing {
         row("Games per pairing", n.to_string());
     }

@@ -10,11 +10,12 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::bot::manifest::{BotManifest, CommandText, ExternalKind, ResourceLimits, SandboxMode};
-use crate::bot::{BotSpec, BuiltinBots, BuiltinSpec, TimeControl};
-use crate::game::{GameKind, GameOptions};
+use crate::bot::{BotSpec, BuiltinBots, BuiltinSpec, TimeControl, TimeProfile};
+use crate::game::{GameKind, GameOptions, Rules};
 use crate::play::journal::{BotAbout, RunSettings};
 use crate::play::openings::Openings;
 use crate::play::runner::{Entrant, RunConfig};
+use crate::protocol::BotProtocol;
 
 use crate::play::schedule::{Format, Schedule};
 use crate::tournament::swiss::{Seeding, Swiss};
@@ -49,6 +50,10 @@ struct RawConfig {
     time_ms: Option<Spanned<i64>>,
     #[serde(default)]
     startup_ms: Option<Spanned<i64>>,
+    #[serde(default)]
+    time: Option<Spanned<String>>,
+    #[serde(default)]
+    rules: Option<Spanned<String>>,
     #[serde(default)]
     seed: Option<Spanned<i64>>,
     #[serde(default)]
@@ -94,6 +99,10 @@ struct RawBot {
     sandbox: Option<Spanned<SandboxMode>>,
     #[serde(default)]
     sandbox_read: Option<Spanned<Vec<PathBuf>>>,
+    #[serde(default)]
+    protocol: Option<Spanned<BotProtocol>>,
+    #[serde(default)]
+    time: Option<Spanned<TimeProfile>>,
 }
 
 /// How one bot entry names its bot, before it is resolved for a game.
@@ -116,6 +125,9 @@ struct BotEntry {
     inherit_env: Option<bool>,
     sandbox: Option<SandboxMode>,
     sandbox_read: Option<Vec<PathBuf>>,
+    /// `protocol` and `time` when the entry sets them (over a manifest's).
+    protocol: Option<BotProtocol>,
+    time: Option<TimeProfile>,
 }
 
 /// Who plays whom.
@@ -505,6 +517,40 @@ impl TournamentFile {
         let random_plies = int(&raw.random_plies, "random_plies", 0, 0, 80)? as usize;
         let time_ms = int(&raw.time_ms, "time_ms", 1000, 1, 3_600_000)? as u64;
         let startup_ms = int(&raw.startup_ms, "startup_ms", 2000, 0, 3_600_000)? as u64;
+        let mut time = TimeControl {
+            move_ms: time_ms,
+            startup_ms,
+        };
+        if let Some(t) = &raw.time {
+            if let Some(other) = raw.time_ms.as_ref().or(raw.startup_ms.as_ref()) {
+                return Err(at(
+                    other.span().start,
+                    "time",
+                    "`time` names the limits: give it or `time_ms`/`startup_ms`, not both",
+                ));
+            }
+            let profile: TimeProfile = t
+                .get_ref()
+                .parse()
+                .map_err(|e: String| at(t.span().start, "time", &e))?;
+            time = profile.control();
+        }
+        let rules = match &raw.rules {
+            None => Rules::Standard,
+            Some(r) => {
+                let rules: Rules = r.get_ref().parse().map_err(|e: crate::game::ParseError| {
+                    at(r.span().start, "rules", &e.to_string())
+                })?;
+                if !rules.is_standard() && !game.has_rules() {
+                    return Err(at(
+                        r.span().start,
+                        "rules",
+                        &format!("{game} has one rule; `rules = \"codingame\"` is for uttt"),
+                    ));
+                }
+                rules
+            }
+        };
         let file_seed = int(&raw.seed, "seed", 1, 0, i64::MAX)? as u64;
 
         let mut bots = Vec::new();
@@ -548,6 +594,8 @@ impl TournamentFile {
             if b.builtin.is_some() {
                 let process_keys = [
                     ("reuse", b.reuse.as_ref().map(|s| s.span().start)),
+                    ("protocol", b.protocol.as_ref().map(|s| s.span().start)),
+                    ("time", b.time.as_ref().map(|s| s.span().start)),
                     (
                         "inherit_env",
                         b.inherit_env.as_ref().map(|s| s.span().start),
@@ -609,6 +657,8 @@ impl TournamentFile {
                     inherit_env: false,
                     sandbox: SandboxMode::Off,
                     sandbox_read: Vec::new(),
+                    protocol: None,
+                    time: None,
                 }))
             } else {
                 unreachable!("exactly one source was checked above")
@@ -621,6 +671,8 @@ impl TournamentFile {
                 inherit_env: b.inherit_env.as_ref().map(|s| *s.get_ref()),
                 sandbox: b.sandbox.as_ref().map(|s| *s.get_ref()),
                 sandbox_read: b.sandbox_read.as_ref().map(|s| s.get_ref().clone()),
+                protocol: b.protocol.as_ref().map(|s| *s.get_ref()),
+                time: b.time.as_ref().map(|s| *s.get_ref()),
             });
         }
         if bots.len() < 2 {
@@ -704,7 +756,7 @@ impl TournamentFile {
             }
         };
 
-        let options = GameOptions { boards };
+        let options = GameOptions { boards, rules };
         let seed = seed.unwrap_or(file_seed);
         if let (Some(h), true) = (&raw.openings_sha256, original) {
             return Err(at(
@@ -793,10 +845,7 @@ impl TournamentFile {
             options,
             plan,
             random_plies,
-            time: TimeControl {
-                move_ms: time_ms,
-                startup_ms,
-            },
+            time,
             openings,
             names,
             title: raw.title.map(Spanned::into_inner),
@@ -811,6 +860,10 @@ impl TournamentFile {
         let mut t: toml::Table = toml::from_str(&self.text).unwrap_or_default();
         // The title decides no game: a resumed run may change it.
         t.remove("title");
+        // Absent is standard: a file that says so is the same run.
+        if t.get("rules").and_then(|r| r.as_str()) == Some("standard") {
+            t.remove("rules");
+        }
         t.insert("seed".into(), toml::Value::Integer(self.plan.seed() as i64));
         if let Some(o) = &self.openings {
             t.insert("openings_sha256".into(), o.sha256().into());
@@ -864,9 +917,28 @@ impl TournamentFile {
                 e.reuse = b.reuse.unwrap_or(e.reuse);
                 e.inherit_env = b.inherit_env.unwrap_or(e.inherit_env);
                 e.sandbox = b.sandbox.unwrap_or(e.sandbox);
+                e.protocol = b.protocol.or(e.protocol);
+                e.time = b.time.or(e.time);
+                if let Err(why) = e.check_game(G::KIND) {
+                    return Err(at(b.span.start, &key, &why.0));
+                }
                 if let Some(dirs) = &b.sandbox_read {
                     e.sandbox_read.extend(dirs.iter().map(|d| base.join(d)));
                 }
+            }
+            let start = if self.openings.is_some() {
+                Some("openings")
+            } else if self.random_plies > 0 {
+                Some("random_plies")
+            } else {
+                None
+            };
+            if let (Some(setting), Some(why)) = (start, spec.empty_board_only()) {
+                return Err(at(
+                    b.span.start,
+                    &key,
+                    &format!("{why}, so `{setting}` cannot be used"),
+                ));
             }
             entrants.push(Entrant {
                 name: b.name.get_ref().clone(),

@@ -324,6 +324,7 @@ mod tests {
             final_position: String::new(),
             client: None,
             format: Vec::new(),
+            rules: Default::default(),
         };
         let recs: Vec<GameRecord> = (0..10).map(rec).collect();
         let names = ["a".to_string(), "b".to_string()];

@@ -2,6 +2,7 @@
 //! executable (and real bot processes), module by module.
 
 mod cli;
+mod codingame;
 mod common;
 mod console;
 mod console_grading;

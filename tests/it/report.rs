@@ -70,6 +70,7 @@ fn run_dir(dir: &Path) -> Vec<GameRecord> {
         final_position: pos.to_string(),
         client: None,
         format: Vec::new(),
+        rules: Default::default(),
     });
     // A game from an opening suite's position, won by a bot that plays no
     // other game: a perfect score, whose Elo has no finite bound.
@@ -92,6 +93,7 @@ fn run_dir(dir: &Path) -> Vec<GameRecord> {
         final_position: pos.to_string(),
         client: None,
         format: Vec::new(),
+        rules: Default::default(),
     });
     write_games(dir, &recs);
     recs

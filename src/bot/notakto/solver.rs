@@ -153,7 +153,10 @@ mod tests {
     #[test]
     fn solver_agrees_with_plain_minimax_on_every_two_board_position() {
         let mut memo = HashMap::new();
-        let start = Notakto::start(&GameOptions { boards: 2 });
+        let start = Notakto::start(&GameOptions {
+            boards: 2,
+            ..Default::default()
+        });
         naive(&start, &mut memo);
         // Every position reachable from two empty boards was visited.
         assert!(memo.len() > 10_000, "{}", memo.len());

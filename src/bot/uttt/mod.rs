@@ -610,3 +610,44 @@ mod tests {
         assert_fingerprint(got, &want);
     }
 }
+
+#[cfg(test)]
+mod rules {
+    //! `optimal` plays to win under the rule it is given: the rule is part
+    //! of the position, so its search scores the ends of games by it.
+    use super::*;
+    use crate::game::{Outcome, Rules};
+
+    /// X to move; boards won X 4, O 3; board 5 open with cells 0 and 3
+    /// empty. `5 0` wins board 5 and closes the last board without three
+    /// boards in a row: a draw under the standard rules, X's win on boards
+    /// won (5 to 3) under CodinGame's.
+    const NEAR_END: &str = "O.XXX.XX.X.OOX.O.XOXOOOXXOXXXXO...O.OO.OOOX...OO.XOOOXOOO..X..O..XXX.XO.OXXXOXXXO/9/XX=XO.OXO";
+
+    #[test]
+    fn optimal_takes_the_win_on_boards_won_under_codingame_s_rule() {
+        let standard: Uttt = NEAR_END.parse().unwrap();
+        let codingame = standard.under_rules(Rules::CodinGame);
+        let ending = UtttMove::new(5, 0).unwrap();
+        let mut a = standard;
+        a.play(ending).unwrap();
+        let mut b = codingame;
+        b.play(ending).unwrap();
+        assert_eq!(a.to_string(), b.to_string(), "the same board");
+        assert_eq!(a.outcome(), Some(Outcome::Draw));
+        assert_eq!(b.outcome(), Some(Outcome::Win(Seat::One)));
+        assert_eq!(
+            b.decided_by_rule().as_deref(),
+            Some("on boards won, 5 to 3 (CodinGame's rule)")
+        );
+        assert_eq!(a.decided_by_rule(), None);
+        for seed in 0..3 {
+            let mut bot = crate::bot::BuiltinSpec::parse("optimal:iters=2000")
+                .prepare::<Uttt>()
+                .unwrap()
+                .make::<Uttt>(seed)
+                .unwrap();
+            assert_eq!(bot.select_move(&codingame).unwrap(), ending, "seed {seed}");
+        }
+    }
+}
