@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bot::manifest::SandboxMode;
 use crate::bot::{BotSpec, TimeControl};
-use crate::game::{GameKind, GameOptions};
+use crate::game::{GameKind, GameOptions, Rules};
 
 /// The settings file's name in a league folder.
 pub const SETTINGS: &str = "league.toml";
@@ -24,6 +24,10 @@ pub struct LeagueSettings {
     /// Notakto's boards.
     #[serde(default = "default_boards")]
     pub boards: u8,
+    /// UTTT's rule for a game without three boards in a row: `standard` (a
+    /// draw) or `codingame` (more small boards won wins).
+    #[serde(default)]
+    pub rules: Rules,
     /// The per-move limit in ms.
     #[serde(default = "default_time_ms")]
     pub time_ms: u64,
@@ -114,6 +118,7 @@ impl LeagueSettings {
             title: default_title(),
             game,
             boards: default_boards(),
+            rules: Rules::Standard,
             time_ms: default_time_ms(),
             startup_ms: default_startup_ms(),
             anchors,
@@ -135,6 +140,7 @@ impl LeagueSettings {
     pub fn options(&self) -> GameOptions {
         GameOptions {
             boards: self.boards,
+            rules: self.rules,
         }
     }
 
@@ -196,6 +202,16 @@ impl LeagueSettings {
         }
         if s.game == GameKind::Notakto && !(1..=26).contains(&s.boards) {
             return Err(at("boards", format!("{} is not in 1..=26", s.boards)));
+        }
+        if !s.rules.is_standard() && s.game != GameKind::Uttt {
+            return Err(at(
+                "rules",
+                format!(
+                    "\"{}\" is a rule of uttt, not of {}",
+                    s.rules.name(),
+                    s.game
+                ),
+            ));
         }
         if s.time_ms == 0 || s.time_ms > 600_000 {
             return Err(at("time_ms", format!("{} is not in 1..=600000", s.time_ms)));
@@ -274,6 +290,12 @@ mod tests {
                 .starts_with("league.toml:2: anchors: 'nobody'"),
             "{e}"
         );
+        let text = "game = \"tictactoe\"\nanchors = [\"random\"]\nrules = \"codingame\"\n";
+        let e = LeagueSettings::parse(Path::new("league.toml"), text).unwrap_err();
+        assert!(e.to_string().starts_with("league.toml:3: rules:"), "{e}");
+        let text = "game = \"uttt\"\nanchors = [\"random\"]\nrules = \"codingame\"\n";
+        let s = LeagueSettings::parse(Path::new("league.toml"), text).unwrap();
+        assert_eq!(s.options().rules, Rules::CodinGame);
         let text = "game = \"uttt\"\nanchors = [\"random\"]\ncolour = 1\n";
         let e = LeagueSettings::parse(Path::new("league.toml"), text).unwrap_err();
         assert!(
