@@ -9,7 +9,7 @@
 //!    (target at least 80 %). Part 3 takes minutes (50 admissions); skip it
 //!    with `-- quick`.
 //!
-//! `cargo bench --bench league [-- quick]`. Works under target/league-bench
+//! `cargo bench --bench league [-- quick | python]` (`python`: part 3 alone). Works under target/league-bench
 //! and removes it at the end.
 
 use std::io::{Read, Write};
@@ -282,7 +282,7 @@ fn python_league(work: &Path) {
             b.to_str().unwrap(),
         ]);
         entries.push_str(&format!(
-            "[[bot]]\nname = \"b{i:02}\"\nbot = \"{}\"\n",
+            "[[bots]]\nname = \"b{i:02}\"\nmanifest = \"{}\"\n",
             b.join("bot.toml").display()
         ));
     }
@@ -299,6 +299,9 @@ fn python_league(work: &Path) {
         "2",
     ]);
     let league_rate = games as f64 / took.as_secs_f64();
+    println!(
+        "50 Python bots with reuse, --jobs 2: league run, {games} games: {league_rate:.1} games/s"
+    );
     let file = work.join("py.toml");
     std::fs::write(&file, entries).unwrap();
     let out = work.join("py-tournament");
@@ -320,11 +323,14 @@ fn python_league(work: &Path) {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
+    let python_only = std::env::args().any(|a| a == "python");
     let work = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/league-bench");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
-    refit();
-    database_and_pages(&work);
+    if !python_only {
+        refit();
+        database_and_pages(&work);
+    }
     if !quick {
         python_league(&work);
     }
