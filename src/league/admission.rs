@@ -44,6 +44,16 @@ fn judge<G: BuiltinBots>(
             super::settings::SETTINGS
         );
     }
+    let s = &league.settings;
+    if s.random_plies > 0 || s.openings.is_some() {
+        if let Some(why) = spec.empty_board_only() {
+            return Ok(Err(format!(
+                "not accepted: {why}, and this league starts its games from openings \
+                 (random_plies or openings in {})",
+                super::settings::SETTINGS
+            )));
+        }
+    }
     let mut log = String::new();
     // The compliance check.
     if let BotSpec::External(ext) = &spec {
@@ -70,7 +80,6 @@ fn judge<G: BuiltinBots>(
     }
     // One game against itself, one against each anchor.
     let anchors: Vec<Entry> = league.active()?.into_iter().filter(|a| a.anchor).collect();
-    let s = &league.settings;
     let mut games = vec![(ADMISSION.to_string(), 0i64, [e.id, e.id])];
     for (k, a) in anchors.iter().enumerate() {
         let players = if k % 2 == 0 {

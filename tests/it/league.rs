@@ -532,7 +532,6 @@ fn the_web_page_in_a_browser() {
         positions.last().unwrap().as_str().unwrap(),
         rec.final_position
     );
-    let _ = root();
 }
 
 #[test]
@@ -579,4 +578,52 @@ fn an_inbox_folder_becomes_versions_and_jobs_do_not_change_the_games() {
         standings.push((games, ladder));
     }
     assert_eq!(standings[0], standings[1], "--jobs changed the games");
+}
+
+#[test]
+fn a_codingame_bot_plays_a_league_from_the_empty_board_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let starter = root().join("bots/codingame/starter.py");
+    let cg = tmp.path().join("cg");
+    std::fs::create_dir_all(&cg).unwrap();
+    std::fs::copy(&starter, cg.join("starter.py")).unwrap();
+    std::fs::write(
+        cg.join("bot.toml"),
+        "name = \"cg\"\ncommand = \"python3 starter.py\"\nprotocol = \"codingame\"\n",
+    )
+    .unwrap();
+    // A league of whole games admits it, and it plays.
+    let l = tmp.path().join("plain");
+    let d = l.to_str().unwrap();
+    init(&l);
+    ok(&["league", "submit", d, "cg", cg.to_str().unwrap()]);
+    let out = ok(&["league", "run", d, "--games", "4", "--jobs", "2"]);
+    assert!(out.contains("1 versions admitted"), "{out}");
+    // One that starts from random plies cannot: it is told why.
+    let l = tmp.path().join("plies");
+    let d = l.to_str().unwrap();
+    init(&l);
+    let settings = l.join("league.toml");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    std::fs::write(
+        &settings,
+        text.replace("random_plies = 0", "random_plies = 2"),
+    )
+    .unwrap();
+    ok(&["league", "submit", d, "cg", cg.to_str().unwrap()]);
+    let out = ok(&["league", "run", d, "--games", "2", "--jobs", "2"]);
+    assert!(out.contains("1 rejected"), "{out}");
+    let league = League::open(&l).unwrap();
+    let e = league
+        .db
+        .entries()
+        .unwrap()
+        .into_iter()
+        .find(|e| e.name == "cg")
+        .unwrap();
+    assert!(
+        e.log.contains("CodinGame") && e.log.contains("random_plies"),
+        "{}",
+        e.log
+    );
 }
