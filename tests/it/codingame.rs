@@ -374,3 +374,37 @@ fn a_tournament_file_takes_rules_time_and_protocol() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("t.toml:2:9: rules:"), "{}", stderr(&o));
 }
+
+#[test]
+fn shards_played_under_different_rules_are_not_merged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shard = |k: &str, rules: &str| {
+        let out = tmp.path().join(format!("shard{k}"));
+        let o = referee_in(&[
+            "match",
+            "uttt",
+            "random",
+            "greedy",
+            "--games",
+            "4",
+            "--shard",
+            &format!("{k}/2"),
+            "--rules",
+            rules,
+            "--out",
+            out.to_str().unwrap(),
+            "--no-report",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        out
+    };
+    let (a, b) = (shard("1", "codingame"), shard("2", "standard"));
+    let o = referee_in(&["merge", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("rules"), "{}", stderr(&o));
+    // The same rule merges.
+    std::fs::remove_dir_all(&b).unwrap();
+    let c = shard("2", "codingame");
+    let o = referee_in(&["merge", a.to_str().unwrap(), c.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
