@@ -717,3 +717,33 @@ fn connect_gives_up_on_a_server_that_never_speaks() {
     );
     drop(listener);
 }
+
+#[test]
+fn a_uttt_server_under_the_codingame_rule_records_it() {
+    let server = Server::start(
+        "uttt-rules",
+        &[
+            "uttt",
+            "--bot",
+            "random",
+            "--protocol",
+            "v1",
+            "--rounds",
+            "4",
+            "--rules",
+            "codingame",
+        ],
+    );
+    let o = referee()
+        .args(["connect", &server.addr, "--bot", "greedy", "--game", "uttt"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = server.records();
+    assert_eq!(recs.len(), 4);
+    assert!(
+        recs.iter()
+            .all(|r| r.rules == referee::game::Rules::CodinGame),
+        "{recs:?}"
+    );
+}
