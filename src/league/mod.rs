@@ -191,6 +191,53 @@ impl League {
     }
 }
 
+/// A fitted ladder and the entries it was fitted with.
+pub type Snapshot = (std::sync::Arc<Ladder>, std::sync::Arc<Vec<Entry>>);
+
+/// The ladder kept up to date by reading only the games stored since the
+/// last read (`run` between cycles, `serve`'s refresher), and refitted only
+/// when games or versions changed.
+#[derive(Default)]
+pub struct LadderCache {
+    games: Vec<db::GameRow>,
+    last: i64,
+    seen: Option<(i64, Vec<(i64, &'static str)>)>,
+    current: Option<Snapshot>,
+}
+
+impl LadderCache {
+    /// Reads what changed in `db`; returns the ladder, and whether it was
+    /// refitted.
+    pub fn refresh(
+        &mut self,
+        db: &Db,
+        settings: &LeagueSettings,
+    ) -> anyhow::Result<(Snapshot, bool)> {
+        let new = db.games(LADDER, self.last)?;
+        if let Some(g) = new.last() {
+            self.last = g.id;
+        }
+        self.games.extend(new);
+        let entries = db.entries()?;
+        let seen = (
+            self.last,
+            entries
+                .iter()
+                .map(|e| (e.id, e.status.name()))
+                .collect::<Vec<_>>(),
+        );
+        if let (Some(current), true) = (&self.current, self.seen.as_ref() == Some(&seen)) {
+            return Ok((current.clone(), false));
+        }
+        self.seen = Some(seen);
+        let active = active_of(&entries, settings);
+        let ladder = build_ladder(&entries, &active, &self.games, settings);
+        let snap: Snapshot = (std::sync::Arc::new(ladder), std::sync::Arc::new(entries));
+        self.current = Some(snap.clone());
+        Ok((snap, true))
+    }
+}
+
 /// The anchors of `settings` and each student's newest admitted version.
 fn active_of(entries: &[Entry], settings: &LeagueSettings) -> Vec<Entry> {
     let mut newest: HashMap<&str, &Entry> = HashMap::new();
@@ -437,6 +484,7 @@ fn run_game<G: BuiltinBots>(
     let mut summary = RunSummary::default();
     let started = Instant::now();
     let mut inbox = opts.inbox.as_ref().map(|p| submit::Inbox::new(p.clone()));
+    let mut cache = LadderCache::default();
     let openings = league.openings()?;
     let cfg = league.run_config();
     let tell = |summary: &RunSummary,
@@ -518,7 +566,7 @@ fn run_game<G: BuiltinBots>(
                 .unschedule(&stale.iter().map(|s| s.id).collect::<Vec<_>>())?;
         }
         let mut todo = keep;
-        let ladder = league.ladder()?;
+        let (ladder, _) = cache.refresh(&league.db, &league.settings)?.0;
         let leader = ladder
             .rows
             .iter()

@@ -30,15 +30,12 @@ use axum::routing::get;
 use axum::Router;
 use serde::{Deserialize, Serialize};
 
-use super::db::{now, Db, Entry, GameRow, RatingPoint};
-use super::{build_ladder, Ladder, LeagueSettings, LADDER};
+use super::db::{now, Db, Entry, RatingPoint};
+use super::{LadderCache, LeagueSettings, Snapshot, LADDER};
 use crate::report::html_escape as esc;
 
 /// How often the ladder is refreshed while games arrive.
 pub const REFIT_EVERY: Duration = Duration::from_secs(3);
-
-/// A fitted ladder and the entries it was fitted with.
-type Snapshot = (Arc<Ladder>, Arc<Vec<Entry>>);
 
 /// The server's shared state.
 struct Shared {
@@ -59,39 +56,18 @@ impl Shared {
     }
 }
 
-/// What the refresher has read: the ladder games so far and what the last
-/// fit saw.
+/// `serve`'s refresher: its own connection and the ladder it keeps.
 struct Refresher {
     db: Db,
     settings: LeagueSettings,
-    games: Vec<GameRow>,
-    last: i64,
-    seen: Option<(i64, Vec<(i64, &'static str)>)>,
+    cache: LadderCache,
 }
 
 impl Refresher {
-    /// Reads new games and versions; refits when either changed.
+    /// The ladder when it was refitted.
     fn refresh(&mut self) -> anyhow::Result<Option<Snapshot>> {
-        let new = self.db.games(LADDER, self.last)?;
-        if let Some(g) = new.last() {
-            self.last = g.id;
-        }
-        self.games.extend(new);
-        let entries = self.db.entries()?;
-        let now_seen = (
-            self.last,
-            entries
-                .iter()
-                .map(|e| (e.id, e.status.name()))
-                .collect::<Vec<_>>(),
-        );
-        if self.seen.as_ref() == Some(&now_seen) {
-            return Ok(None);
-        }
-        self.seen = Some(now_seen);
-        let active = super::active_of(&entries, &self.settings);
-        let ladder = build_ladder(&entries, &active, &self.games, &self.settings);
-        Ok(Some((Arc::new(ladder), Arc::new(entries))))
+        let (snap, fresh) = self.cache.refresh(&self.db, &self.settings)?;
+        Ok(fresh.then_some(snap))
     }
 }
 
@@ -149,9 +125,7 @@ fn open(dir: &Path) -> anyhow::Result<(Arc<Shared>, Refresher)> {
     let mut refresher = Refresher {
         db: Db::open(league.db.path())?,
         settings: league.settings.clone(),
-        games: Vec::new(),
-        last: 0,
-        seen: None,
+        cache: LadderCache::default(),
     };
     let first = refresher
         .refresh()?

@@ -287,17 +287,20 @@ fn a_semester_from_submissions_to_grades() {
     assert_eq!(standings.lines().count(), 5);
 }
 
-/// A `league run` in its own process group, so that the test can kill it
-/// and every bot it started at once.
-fn spawn_run(dir: &str) -> Child {
+/// `referee args...` in its own process group, so that the test can kill
+/// it and every bot it started at once; its stdout is piped.
+fn spawn_group(args: &[&str]) -> KillOnDrop {
     use std::os::unix::process::CommandExt;
-    let mut c = referee();
-    c.args(["league", "run", dir, "--jobs", "2"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    c.spawn().expect("referee starts")
+    KillOnDrop(
+        referee()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("referee starts"),
+    )
 }
 
 /// Kills a process group with SIGKILL and reaps its leader.
@@ -320,7 +323,7 @@ fn a_killed_run_loses_nothing_and_a_second_run_is_refused() {
     init(&l);
     let a = bot(tmp.path(), "ann", HEURISTIC);
     ok(&["league", "submit", d, "ann", a.to_str().unwrap()]);
-    let mut child = KillOnDrop(spawn_run(d));
+    let mut child = spawn_group(&["league", "run", d, "--jobs", "2"]);
     let league = League::open(&l).unwrap();
     let start = Instant::now();
     while league.db.game_count().unwrap() < 30 {
@@ -444,17 +447,7 @@ fn the_web_page_in_a_browser() {
     );
     ok(&["league", "submit", d, "ben", secret.to_str().unwrap()]);
     ok(&["league", "run", d, "--games", "24", "--jobs", "2"]);
-    let mut server = KillOnDrop({
-        use std::os::unix::process::CommandExt;
-        referee()
-            .args(["league", "serve", d, "--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .unwrap()
-    });
+    let mut server = spawn_group(&["league", "serve", d, "--listen", "127.0.0.1:0"]);
     let mut first = String::new();
     BufReader::new(server.0.stdout.take().unwrap())
         .read_line(&mut first)
