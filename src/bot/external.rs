@@ -306,6 +306,9 @@ impl<G: Game> ExternalBot<G> {
             // A bot that is already gone shows when its first reply is
             // awaited; a write error here changes nothing.
             let _ = p.send(&self.line, deadline);
+            // Sandboxed, it takes no CPU until its first turn (its start-up
+            // goes on then, within the start-up allowance).
+            p.pause();
         }
         Ok(())
     }
@@ -382,6 +385,9 @@ impl<G: Game> ExternalBot<G> {
                 }
             }
         };
+        // Not on move any more: a sandboxed bot is frozen until its next
+        // turn, so that it takes no CPU from its opponent.
+        p.pause();
         if let Heard::Line(_, elapsed) = &heard {
             let us = elapsed.as_micros() as u64;
             self.last_time_us = Some(us);
@@ -473,6 +479,8 @@ impl<G: Game> Bot<G> for ExternalBot<G> {
             Some((pool, key)) => {
                 let sent = p.send(&self.line, Instant::now() + END_GRACE);
                 if sent.is_ok() && p.is_alive() {
+                    // Frozen while it waits for its next game.
+                    p.pause();
                     pool.put(*key, p);
                 } else {
                     p.kill();

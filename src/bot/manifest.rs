@@ -443,10 +443,31 @@ pub fn vet_submission(path: &Path) -> Result<(), String> {
                         .collect(),
                     _ => Vec::new(),
                 };
-                if let Some(w) = words.iter().find(|w| escapes(w)) {
+                let cwd = table
+                    .get("cwd")
+                    .and_then(|c| c.as_str())
+                    .map_or_else(|| folder.to_path_buf(), |c| folder.join(c));
+                if let Some(w) = words.iter().find(|w| absolute(w)) {
+                    return refuse(
+                        key,
+                        &format!(
+                            "'{w}' is an absolute path: a submission names programs by name \
+                             (python3) or by a path inside its folder"
+                        ),
+                    );
+                }
+                if let Some(w) = words.iter().find(|w| escapes(w) || leaves(w, &cwd, &own)) {
                     return refuse(
                         key,
                         &format!("'{w}' names a path outside the submission's folder"),
+                    );
+                }
+            }
+            "env" => {
+                if value.get("PATH").is_some() {
+                    return refuse(
+                        "env.PATH",
+                        "the grader decides where programs are found (and what the bot may read)",
                     );
                 }
             }
@@ -491,8 +512,7 @@ const SUBMISSION_MAX_TMP_MB: u64 = DEFAULT_TMP_MB;
 
 /// Whether a command word names a path outside the submission's folder:
 /// `..` that climbs out of it, after a `--flag=` prefix and item by item
-/// of a `:` list. Absolute paths are programs (`/usr/bin/python3`) and are
-/// confined by the sandbox like any other path.
+/// of a `:` list. (Absolute paths are refused apart, by [`absolute`].)
 fn escapes(word: &str) -> bool {
     let value = match word.split_once('=') {
         Some((flag, v)) if flag.starts_with('-') => v,
@@ -512,6 +532,30 @@ fn escapes(word: &str) -> bool {
         }
         false
     })
+}
+
+/// Whether a command word holds an absolute path (after a `--flag=`
+/// prefix, item by item of a `:` list).
+fn absolute(word: &str) -> bool {
+    let value = match word.split_once('=') {
+        Some((flag, v)) if flag.starts_with('-') => v,
+        _ => word,
+    };
+    value.split(':').any(|item| item.starts_with('/'))
+}
+
+/// Whether a command word names, from `cwd`, something that resolves
+/// (through symbolic links) outside the submission's folder `own`.
+fn leaves(word: &str, cwd: &Path, own: &Path) -> bool {
+    let value = match word.split_once('=') {
+        Some((flag, v)) if flag.starts_with('-') => v,
+        _ => word,
+    };
+    value
+        .split(':')
+        .filter(|i| !i.is_empty())
+        .filter_map(|item| std::fs::canonicalize(cwd.join(item)).ok())
+        .any(|real| !real.starts_with(own))
 }
 
 /// 1-based line and column of byte `offset` in `text`.

@@ -99,7 +99,7 @@ pub struct MatchArgs {
     #[command(flatten)]
     time: TimeArgs,
     #[command(flatten)]
-    process: super::ProcessArgs,
+    pub(super) process: super::ProcessArgs,
 }
 
 /// Runs the match. Exit code 0, or with --sprt: 0 H1 accepted, 1 H0

@@ -551,11 +551,18 @@ impl Drop for Daemons<'_> {
     }
 }
 
-/// The score in the fake tree's `results.json`.
+/// The score in the fake tree's `results.json`. The unsandboxed daemon
+/// rewrites the file in place, so a read may catch it empty or half
+/// written: read again until it parses.
 fn score(ag: &Path) -> f64 {
-    let text = std::fs::read_to_string(ag.join("results/results.json")).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    v["score"].as_f64().unwrap()
+    for _ in 0..100 {
+        let text = std::fs::read_to_string(ag.join("results/results.json")).unwrap_or_default();
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+            return v["score"].as_f64().expect("a score");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("results.json never parsed");
 }
 
 #[test]
