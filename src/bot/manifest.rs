@@ -402,7 +402,10 @@ pub fn vet_submission(path: &Path) -> Result<(), String> {
     };
     let folder = path.parent().unwrap_or(Path::new("."));
     let own = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf());
-    for (key, value) in &table {
+    // `cwd` first: the command's paths are read from it.
+    let mut keys: Vec<(&String, &toml::Value)> = table.iter().collect();
+    keys.sort_by_key(|(k, _)| k.as_str() != "cwd");
+    for (key, value) in keys {
         match key.as_str() {
             "sandbox" => {
                 let off = match value {
@@ -511,14 +514,10 @@ const SUBMISSION_MAX_PROCESSES: u64 = DEFAULT_SANDBOX_PROCESSES;
 const SUBMISSION_MAX_TMP_MB: u64 = DEFAULT_TMP_MB;
 
 /// Whether a command word names a path outside the submission's folder:
-/// `..` that climbs out of it, after a `--flag=` prefix and item by item
-/// of a `:` list. (Absolute paths are refused apart, by [`absolute`].)
+/// `..` that climbs out of it, in any of its [`path_pieces`]. (Absolute
+/// paths are refused apart, by [`absolute`].)
 fn escapes(word: &str) -> bool {
-    let value = match word.split_once('=') {
-        Some((flag, v)) if flag.starts_with('-') => v,
-        _ => word,
-    };
-    value.split(':').any(|item| {
+    path_pieces(word).any(|item| {
         let mut depth = 0i32;
         for part in Path::new(item).components() {
             match part {
@@ -534,26 +533,22 @@ fn escapes(word: &str) -> bool {
     })
 }
 
-/// Whether a command word holds an absolute path (after a `--flag=`
-/// prefix, item by item of a `:` list).
+/// The parts of a command word that could be paths: the word itself and
+/// every piece after a `=`, a `:` or a `,` (`--flag=x`, `-Xkey=x`, a class
+/// path `a:b`, a list `a,b`).
+fn path_pieces(word: &str) -> impl Iterator<Item = &str> {
+    word.split(['=', ':', ',']).filter(|p| !p.is_empty())
+}
+
+/// Whether a command word holds an absolute path anywhere in it.
 fn absolute(word: &str) -> bool {
-    let value = match word.split_once('=') {
-        Some((flag, v)) if flag.starts_with('-') => v,
-        _ => word,
-    };
-    value.split(':').any(|item| item.starts_with('/'))
+    path_pieces(word).any(|p| p.starts_with('/'))
 }
 
 /// Whether a command word names, from `cwd`, something that resolves
 /// (through symbolic links) outside the submission's folder `own`.
 fn leaves(word: &str, cwd: &Path, own: &Path) -> bool {
-    let value = match word.split_once('=') {
-        Some((flag, v)) if flag.starts_with('-') => v,
-        _ => word,
-    };
-    value
-        .split(':')
-        .filter(|i| !i.is_empty())
+    path_pieces(word)
         .filter_map(|item| std::fs::canonicalize(cwd.join(item)).ok())
         .any(|real| !real.starts_with(own))
 }

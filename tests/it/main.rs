@@ -4,6 +4,7 @@
 mod cli;
 mod codingame;
 mod common;
+mod confinement;
 mod console;
 mod console_grading;
 mod docs;

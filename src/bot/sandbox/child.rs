@@ -129,7 +129,7 @@ const STEPS: [&str; 16] = [
     "joining the bot's cgroups",
     "mapping the user and group ids",
     "setting the resource limits",
-    "making the process group",
+    "making the session",
     "entering the bot's folder",
     "connecting stdin, stdout and stderr",
     "resetting the signal handlers",
@@ -310,7 +310,10 @@ fn child_setup(
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
         return Err((14, Errno::last()));
     }
-    nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0)).map_err(step(5))?;
+    // A session (and process group) of its own: a bot cannot wake a
+    // frozen opponent with SIGCONT, which the kernel lets through to every
+    // process of the sender's session.
+    nix::unistd::setsid().map_err(step(5))?;
     if let Some(dir) = &p.exec.cwd {
         nix::unistd::chdir(dir.as_c_str()).map_err(step(6))?;
     }

@@ -181,6 +181,11 @@ pub(crate) fn signal_all(uid: u32, sig: Signal) -> io::Result<bool> {
     let mut stack = vec![0u8; 64 * 1024];
     let out = &outcome;
     let child = Box::new(move || -> isize {
+        // A session of its own first: the kernel lets SIGCONT reach every
+        // process of the sender's session, whoever owns it (referee's, and
+        // other bots' were they in it).
+        // SAFETY: a plain system call.
+        unsafe { libc::setsid() };
         let r = match become_user(uid) {
             Err(e) => -(e as i64),
             // SAFETY: a plain system call.
