@@ -7,6 +7,7 @@ mod common;
 mod confinement;
 mod console;
 mod console_grading;
+mod containers;
 mod docs;
 mod external;
 mod grade;

@@ -566,13 +566,22 @@ pub fn janitor(input: impl BufRead) -> io::Result<()> {
         else {
             continue;
         };
-        // SAFETY: a plain system call on a descriptor we own.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            // Another referee holds it now, and cleans it.
-            continue;
+        // The dying referee's descriptors close one by one: its lock may
+        // still be held a moment after this input ended. One held for
+        // seconds is another referee's, which cleans it.
+        let mut locked = false;
+        for _ in 0..300 {
+            // SAFETY: a plain system call on a descriptor we own.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                locked = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
-        let _ = kill_all(uid);
-        remove_files(uid);
+        if locked {
+            let _ = kill_all(uid);
+            remove_files(uid);
+        }
     }
     Ok(())
 }
