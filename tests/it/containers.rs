@@ -555,3 +555,122 @@ fn on_a_node_without_namespaces_or_root_the_strict_sandbox_names_what_it_lacks()
     assert_eq!(value(&out, "BEST"), "0", "{out}{err}");
     assert!(err.contains("best-effort sandbox without"), "{err}");
 }
+
+#[test]
+#[ignore = "slow: Docker containers (cargo test --release -- --ignored)"]
+fn in_a_container_memory_processes_and_cpu_are_held_per_bot() {
+    if !docker() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path();
+    // 8 processes of 600 MB each (4.8 GB) under the 4 GiB cap: with no
+    // cgroup here, the watchdog kills the bot within its period.
+    std::fs::write(
+        work.join("mem.py"),
+        r#"import os, sys, time
+for line in sys.stdin:
+    if not line.startswith("turn"):
+        continue
+    r, w = os.pipe()
+    kids = []
+    for _ in range(7):
+        pid = os.fork()
+        if pid == 0:
+            mine = b"x" * (600 << 20)
+            os.write(w, b"k")
+            time.sleep(30)
+            os._exit(0)
+        kids.append(pid)
+    mine = b"x" * (600 << 20)
+    got = 0
+    end = time.time() + 20
+    while got < 7 and time.time() < end:
+        got += len(os.read(r, 16))
+    time.sleep(1)
+    alive = sum(1 for k in kids if os.waitpid(k, os.WNOHANG) == (0, 0))
+    print("ESCAPED" if got == 7 and alive == 7 else line.split()[1].index("."), flush=True)
+"#,
+    )
+    .unwrap();
+    // A fork bomb: more than the 64 processes a sandboxed bot may have.
+    std::fs::write(
+        work.join("bomb.py"),
+        r#"import os, sys, time
+n = 0
+try:
+    for _ in range(200):
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        n += 1
+except OSError:
+    pass
+for line in sys.stdin:
+    if line.startswith("turn"):
+        print("forked%d" % n, flush=True)
+"#,
+    )
+    .unwrap();
+    // A thinker that needs 300 ms of CPU a move against a bot that runs 60
+    // busy loops: frozen by its user id while the thinker is on move.
+    std::fs::write(
+        work.join("think.py"),
+        "import sys, time\nfor line in sys.stdin:\n    w = line.split()\n    if w and w[0] == 'turn':\n        \
+         t = time.process_time()\n        while time.process_time() - t < 0.3:\n            pass\n        \
+         print(w[1].index('.'), flush=True)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        work.join("hog.py"),
+        "import os, sys\nfor _ in range(60):\n    if os.fork() == 0:\n        while True:\n            pass\n\
+         for line in sys.stdin:\n    w = line.split()\n    if w and w[0] == 'turn':\n        \
+         print(w[1].index('.'), flush=True)\n",
+    )
+    .unwrap();
+    let script = "cd /work; \
+        /opt/referee/referee match tictactoe 'python3 /work/think.py' 'python3 /work/hog.py' \
+        --games 4 --jobs 1 --time-ms 3000 --sandbox --out cpu >/dev/null 2>&1; \
+        /opt/referee/referee match tictactoe 'python3 /work/mem.py' random --games 2 --jobs 1 \
+        --time-ms 60000 --sandbox --out mem >/dev/null 2>&1; \
+        /opt/referee/referee match tictactoe 'python3 /work/bomb.py' random --games 2 --jobs 1 \
+        --sandbox --out bomb >/dev/null 2>&1; echo DONE";
+    for kind in [Kind::Default, Kind::NoLandlock] {
+        let _ = std::fs::remove_dir_all(work.join("mem"));
+        let _ = std::fs::remove_dir_all(work.join("bomb"));
+        let _ = std::fs::remove_dir_all(work.join("cpu"));
+        let o = in_container(kind, work, script);
+        assert!(stdout(&o).contains("DONE"), "{kind:?}: {}", stderr(&o));
+        let games = |dir: &str| -> Vec<serde_json::Value> {
+            std::fs::read_to_string(work.join(dir).join("games.jsonl"))
+                .unwrap_or_else(|_| panic!("{kind:?}: no {dir} games: {}", stderr(&o)))
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        };
+        for g in games("mem") {
+            let f = &g["forfeit"];
+            assert_ne!(f["line"].as_str(), Some("ESCAPED"), "{kind:?}: {g}");
+            if !f.is_null() {
+                let status = f["exit_status"].as_str().unwrap_or_default();
+                assert!(status.contains("memory"), "{kind:?}: {g}");
+            }
+        }
+        let cpu = games("cpu");
+        assert_eq!(cpu.len(), 4, "{kind:?}");
+        for g in cpu {
+            assert_ne!(g["termination"].as_str(), Some("timeout"), "{kind:?}: {g}");
+        }
+        for g in games("bomb") {
+            let line = g["forfeit"]["line"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let n: u32 = line
+                .strip_prefix("forked")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{kind:?}: {g}"));
+            assert!(n < 64, "{kind:?}: {line}");
+        }
+    }
+}

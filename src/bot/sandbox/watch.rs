@@ -256,7 +256,13 @@ fn over_cap(
         // worker shares its parent's); only the proportional share, which
         // counts them once in all, decides.
         if resident > memory {
-            let shared: u64 = pids.iter().map(|&p| proportional_bytes(p)).sum();
+            // Where the proportional size cannot be read (it asks for the
+            // right to trace: a container without CAP_SYS_PTRACE), the
+            // resident size counts.
+            let shared: u64 = pids
+                .iter()
+                .map(|&p| proportional_bytes(p).unwrap_or_else(|| resident_bytes(p, page)))
+                .sum();
             if shared > memory {
                 return Some(format!(
                     "its {} processes used {} MiB of memory together, over its cap of {} MiB",
@@ -290,8 +296,8 @@ fn resident_bytes(pid: i32, page: u64) -> u64 {
 }
 
 /// The proportional set size of process `pid` (its own pages plus its
-/// share of pages it shares), in bytes.
-fn proportional_bytes(pid: i32) -> u64 {
+/// share of pages it shares), in bytes, where it can be read.
+fn proportional_bytes(pid: i32) -> Option<u64> {
     std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
         .ok()
         .and_then(|t| {
@@ -299,7 +305,7 @@ fn proportional_bytes(pid: i32) -> u64 {
                 .find_map(|l| l.strip_prefix("Pss:"))
                 .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
         })
-        .map_or(0, |kb| kb * 1024)
+        .map(|kb| kb * 1024)
 }
 
 /// The disk space the files under `dir` take, in bytes, looking at no more
