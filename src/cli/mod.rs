@@ -372,7 +372,7 @@ pub fn main() -> ExitCode {
         Command::Sandbox(a) => sandbox::run(a),
         Command::League(a) => league::run(a),
     };
-    referee::bot::sandbox::remove_cgroup_base();
+    referee::bot::sandbox::finish();
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -617,3 +617,187 @@ fn the_sandbox_command_names_each_guarantee_and_what_gives_it() {
         }
     }
 }
+
+// ---- as a user ----
+
+/// Runs referee with `args` as user and group 1000 (no root), with a PATH
+/// of the system's programs only.
+fn run_as_user(args: &[&str], cwd: &Path) -> std::process::Output {
+    std::process::Command::new("setpriv")
+        .args(["--reuid=1000", "--regid=1000", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_referee"))
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", cwd)
+        .env("TMPDIR", "/tmp")
+        .stdin(Stdio::null())
+        .output()
+        .expect("setpriv runs")
+}
+
+/// Whether the tests can run referee as a user (root, with setpriv), and
+/// the sandbox gives every guarantee to that user.
+fn user_sandbox(dir: &Path) -> bool {
+    let o = std::process::Command::new("setpriv")
+        .arg("--version")
+        .output();
+    if !o.is_ok_and(|o| o.status.success()) {
+        crate::common::skipped("as a user: no setpriv (util-linux)");
+        return false;
+    }
+    let o = run_as_user(&["sandbox"], dir);
+    let ok = stdout(&o).starts_with("the sandbox gives every guarantee");
+    if !ok {
+        crate::common::skipped(&format!("as a user: {}", stdout(&o)));
+    }
+    ok
+}
+
+#[test]
+fn as_a_user_classmates_stay_apart_time_and_memory_are_held_and_nothing_is_left() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path();
+    std::fs::set_permissions(work, std::fs::Permissions::from_mode(0o755)).unwrap();
+    if !nix::unistd::geteuid().is_root() {
+        crate::common::skipped("as a user: the tests do not run as root");
+        return;
+    }
+    let class = work.join("class");
+    let alice = class.join("alice");
+    std::fs::create_dir_all(&alice).unwrap();
+    std::fs::copy(
+        root().join("tests/fixtures/grade/notakto_bot.py"),
+        alice.join("bot.py"),
+    )
+    .unwrap();
+    let eve = class.join("eve");
+    std::fs::create_dir_all(&eve).unwrap();
+    std::fs::write(
+        eve.join("bot.py"),
+        format!(
+            "import os, sys, time\n\
+             if os.fork() == 0:\n\
+             \x20   os.setsid()\n\
+             \x20   if os.fork() == 0:\n\
+             \x20       time.sleep(120)\n\
+             \x20   os._exit(0)\n\
+             got = []\n\
+             for p in [{a:?}, {c:?}]:\n\
+             \x20   try:\n\
+             \x20       os.listdir(p) if os.path.isdir(p) else open(p).read()\n\
+             \x20       got.append('ok')\n\
+             \x20   except OSError:\n\
+             \x20       got.append('denied')\n\
+             for line in sys.stdin:\n\
+             \x20   if line.startswith('turn'):\n\
+             \x20       print('read:' + ','.join(got), flush=True)\n",
+            a = alice.join("bot.py").display().to_string(),
+            c = class.display().to_string()
+        ),
+    )
+    .unwrap();
+    let think = thinker(work, 300);
+    let hogbot = hog(work, 60);
+    let mem = memory_hog(work);
+    let chown = std::process::Command::new("chown")
+        .args(["-R", "1000:1000"])
+        .arg(work)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    if !user_sandbox(work) {
+        return;
+    }
+    let w = |p: &Path| p.to_str().unwrap().to_string();
+    // Grading: eve reads nothing of alice's, alice passes.
+    let o = run_as_user(
+        &[
+            "grade-all",
+            "notakto",
+            "--boards",
+            "1",
+            "--games",
+            "2",
+            &w(&class),
+            "--out",
+            &w(&work.join("book")),
+        ],
+        work,
+    );
+    assert!(o.status.code().is_some(), "{}", stderr(&o));
+    let book = std::fs::read_to_string(work.join("book/gradebook.csv"))
+        .unwrap_or_else(|_| panic!("{}{}", stdout(&o), stderr(&o)));
+    assert!(book.contains("alice,pass"), "{book}");
+    let page = std::fs::read_to_string(work.join("book/feedback/eve.md")).unwrap();
+    assert!(page.contains("read:denied,denied"), "{page}");
+    // Time: the hog is frozen while the thinker is on move.
+    let o = run_as_user(
+        &[
+            "match",
+            "tictactoe",
+            &think,
+            &hogbot,
+            "--games",
+            "4",
+            "--jobs",
+            "1",
+            "--time-ms",
+            "3000",
+            "--sandbox",
+            "--out",
+            &w(&work.join("cpu")),
+        ],
+        work,
+    );
+    let games = std::fs::read_to_string(work.join("cpu/games.jsonl"))
+        .unwrap_or_else(|_| panic!("{}", stderr(&o)));
+    assert_eq!(games.lines().count(), 4);
+    for g in games.lines() {
+        assert!(g.contains("\"termination\":\"normal\""), "{g}");
+    }
+    // Memory: 8 processes of 600 MB are not held together.
+    let o = run_as_user(
+        &[
+            "match",
+            "tictactoe",
+            &format!("python3 {}", mem.join("bot.py").display()),
+            "random",
+            "--games",
+            "2",
+            "--jobs",
+            "1",
+            "--time-ms",
+            "60000",
+            "--sandbox",
+            "--out",
+            &w(&work.join("mem")),
+        ],
+        work,
+    );
+    let games = std::fs::read_to_string(work.join("mem/games.jsonl"))
+        .unwrap_or_else(|_| panic!("{}", stderr(&o)));
+    for g in games.lines() {
+        let r: serde_json::Value = serde_json::from_str(g).unwrap();
+        let f = &r["forfeit"];
+        assert!(
+            f.is_null()
+                || f["exit_status"]
+                    .as_str()
+                    .is_some_and(|s| s.contains("memory")),
+            "{g}"
+        );
+    }
+    // Nothing of the bots is left: no process runs from this folder.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&w(work)) && c.starts_with("python3"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -97,6 +97,45 @@ fn copy_mode(mode: u32) -> u32 {
     (mode & 0o700) | ((mode & 0o007) << 3)
 }
 
+/// The copies kept per user id: the next bot of that id from the same
+/// folders runs from the same copy (it cannot have changed it).
+static KEPT: std::sync::Mutex<Vec<(u32, std::sync::Arc<Copies>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The copy of `folders` for the user `gid`: the one kept for that id when
+/// it copied the same folders, else a new one in `base` (which replaces it).
+pub(crate) fn for_user(
+    folders: &[PathBuf],
+    base: &Path,
+    gid: u32,
+) -> io::Result<std::sync::Arc<Copies>> {
+    let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, c)) = kept
+        .iter()
+        .find(|(id, c)| *id == gid && c.maps.iter().map(|(o, _)| o).eq(folders.iter()))
+    {
+        return Ok(c.clone());
+    }
+    let copies = std::sync::Arc::new(make(folders, base, gid)?);
+    kept.retain(|(id, _)| *id != gid);
+    kept.push((gid, copies.clone()));
+    Ok(copies)
+}
+
+/// Drops every kept copy (at the run's end), and the run's folder that
+/// held them once it is empty.
+pub(crate) fn forget_all() {
+    let kept = std::mem::take(&mut *KEPT.lock().unwrap_or_else(|p| p.into_inner()));
+    let bases: Vec<PathBuf> = kept
+        .iter()
+        .filter_map(|(_, c)| c._dir.path().parent().map(Path::to_path_buf))
+        .collect();
+    drop(kept);
+    for b in bases {
+        let _ = std::fs::remove_dir(b);
+    }
+}
+
 /// Gives `path` to root and `gid` with `mode`.
 fn own(path: &Path, gid: u32, mode: u32) -> io::Result<()> {
     std::os::unix::fs::lchown(path, Some(0), Some(gid))?;

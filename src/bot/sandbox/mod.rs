@@ -342,9 +342,11 @@ pub fn close_to_bots(paths: &[&Path]) -> io::Result<Vec<PathBuf>> {
     Ok(changed)
 }
 
-/// Removes this run's folders of per-bot cgroups, if it made any (at the
-/// end of the run; the kernel refuses while a sandbox still runs).
-pub fn remove_cgroup_base() {
+/// Cleans up after the run's last bot: the copies kept for per-bot users
+/// and this run's folders of per-bot cgroups (the kernel refuses while a
+/// sandbox still runs).
+pub fn finish() {
+    copy::forget_all();
     if let Some(s) = probe::probed() {
         cgroup::remove_bases(&[&s.pids_cgroup, &s.memory_cgroup]);
     }
@@ -358,8 +360,11 @@ pub(crate) struct Confinement {
     watch: Option<watch::Watch>,
     members: Option<watch::Members>,
     cgroups: Vec<cgroup::Cgroup>,
-    /// The private copy it runs from, removed with it.
-    _copies: Option<copy::Copies>,
+    /// The bot as the freezer knows it (once started).
+    freezable: Option<Arc<watch::Freezable>>,
+    /// The private copy it runs from (kept for the next bot of its id
+    /// from the same folders).
+    _copies: Option<std::sync::Arc<copy::Copies>>,
     lease: Option<users::Lease>,
     verdict: watch::Verdict,
     /// The memory cap the watchdog holds (no memory cgroup), in bytes.
@@ -369,14 +374,12 @@ pub(crate) struct Confinement {
     watch_tmp: Option<(PathBuf, u64)>,
     /// The cap of the memory cgroup, in MiB (for the verdict).
     memory_mb: u64,
-    paused: bool,
 }
 
 impl std::fmt::Debug for Confinement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Confinement")
             .field("members", &self.members)
-            .field("paused", &self.paused)
             .finish()
     }
 }
@@ -389,6 +392,7 @@ impl Confinement {
             None => watch::Members::Tree(pid),
         };
         self.members = Some(members);
+        self.freezable = Some(watch::Freezable::new(members));
         if self.watch_memory > 0 || self.watch_tmp.is_some() {
             self.watch = Some(watch::watch(
                 pid,
@@ -401,28 +405,29 @@ impl Confinement {
         }
     }
 
-    /// Freezes every process of the bot: it is not on move.
+    /// The bot is not on move: every process of it is frozen soon (after
+    /// [`watch::FREEZE_AFTER`], unless it is asked for something first).
     pub(crate) fn pause(&mut self) {
-        if let (false, Some(m)) = (self.paused, &self.members) {
-            m.pause();
-            self.paused = true;
+        if let Some(f) = &self.freezable {
+            f.idle();
         }
     }
 
-    /// Lets a frozen bot run again: it is on move (or must end).
+    /// The bot is on move (or must end): it runs, continued if frozen.
     pub(crate) fn resume(&mut self) {
-        if let (true, Some(m)) = (self.paused, &self.members) {
-            m.resume();
-            self.paused = false;
+        if let Some(f) = &self.freezable {
+            f.wake();
         }
     }
 
     /// Kills every process of the bot, wherever it went.
     pub(crate) fn kill(&mut self) {
+        if let Some(f) = &self.freezable {
+            f.gone();
+        }
         if let Some(m) = &self.members {
             m.kill();
         }
-        self.paused = false;
     }
 
     /// Why referee killed the bot for going over a cap, if it did.
@@ -460,8 +465,21 @@ pub(crate) fn prepare(
     env: &[(std::ffi::OsString, std::ffi::OsString)],
 ) -> io::Result<(child::Prepared, Confinement)> {
     let s = support();
+    let own = own_folders(spec);
+    // A bot gets the id it had last when it is free: its copy is kept.
+    static LAST_ID: std::sync::Mutex<Vec<(Vec<PathBuf>, u32)>> = std::sync::Mutex::new(Vec::new());
     let lease = match (s.root, &s.users) {
-        (true, Some(_)) => Some(users::lease()?),
+        (true, Some(_)) => {
+            let mut last = LAST_ID.lock().unwrap_or_else(|p| p.into_inner());
+            let prefer = last.iter().find(|(f, _)| *f == own).map(|(_, id)| *id);
+            let lease = users::lease(prefer)?;
+            last.retain(|(f, id)| *f != own && *id != lease.uid());
+            last.push((own.clone(), lease.uid()));
+            if last.len() > 4096 {
+                last.remove(0);
+            }
+            Some(lease)
+        }
         _ => None,
     };
     let user = lease.as_ref().map(users::Lease::uid);
@@ -469,14 +487,16 @@ pub(crate) fn prepare(
         Some(d) => d.clone(),
         None => std::env::current_dir()?,
     };
-    // With a user of its own the bot runs from a private copy of its own
-    // folders, which only its group may read.
-    let copies = match user {
-        Some(id) => {
+    // With a user of its own and no private view, the bot runs from a
+    // private copy of its own folders, which only its group may read (the
+    // originals are closed to it: see `close_to_bots`). A private view
+    // binds the originals, which hold nothing of another bot's.
+    let copies = match (user, s.mounts) {
+        (Some(id), false) => {
             let base = tmp.parent().unwrap_or(tmp);
-            Some(copy::make(&own_folders(spec), base, id)?)
+            Some(copy::for_user(&own, base, id)?)
         }
-        None => None,
+        _ => None,
     };
     if let Some(id) = user {
         // Where the bot writes when no tmpfs is made for it.
@@ -537,7 +557,7 @@ pub(crate) fn prepare(
         None
     };
     let mounts = if s.mounts {
-        Some(view::mounts(spec, tmp, tmp_mb, copies.as_ref())?)
+        Some(view::mounts(spec, tmp, tmp_mb, copies.as_deref())?)
     } else {
         None
     };
@@ -604,7 +624,7 @@ pub(crate) fn prepare(
         watch_memory: if memory_cgroup { 0 } else { memory_mb << 20 },
         watch_tmp: (!s.mounts && tmp_mb > 0).then(|| (tmp.to_path_buf(), tmp_mb << 20)),
         memory_mb,
-        paused: false,
+        freezable: None,
     };
     Ok((prepared, confinement))
 }

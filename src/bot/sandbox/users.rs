@@ -456,10 +456,11 @@ impl Drop for Lease {
     }
 }
 
-/// Leases a free id of [`range`]: one no other referee holds, no user or
-/// group of the machine has, and whose processes and files (of a referee
-/// killed before it could give it back) are removed first.
-pub(crate) fn lease() -> io::Result<Lease> {
+/// Leases a free id of [`range`] (`prefer` first, when it is in it): one
+/// no other referee holds, no user or group of the machine has, and whose
+/// processes and files (of a referee killed before it could give it back)
+/// are removed first.
+pub(crate) fn lease(prefer: Option<u32>) -> io::Result<Lease> {
     static CURSOR: AtomicU32 = AtomicU32::new(u32::MAX);
     let r = range();
     let n = r.len();
@@ -469,8 +470,15 @@ pub(crate) fn lease() -> io::Result<Lease> {
         c => c,
     };
     let dir = lock_dir()?;
-    for i in 0..n {
-        let offset = (start + i) % n;
+    let preferred = prefer
+        .filter(|u| (r.first..=r.last).contains(u))
+        .map(|u| u - r.first);
+    for i in 0..=n {
+        let offset = match (i, preferred) {
+            (0, Some(p)) => p,
+            (0, None) => continue,
+            _ => (start + i - 1) % n,
+        };
         let uid = r.first + offset;
         if registered(uid) {
             continue;
@@ -487,7 +495,9 @@ pub(crate) fn lease() -> io::Result<Lease> {
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             continue;
         }
-        CURSOR.store((offset + 1) % n, Ordering::Relaxed);
+        if i > 0 {
+            CURSOR.store((offset + 1) % n, Ordering::Relaxed);
+        }
         kill_all(uid)?;
         remove_files(uid);
         janitor_watch(uid);

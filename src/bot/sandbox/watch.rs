@@ -369,3 +369,154 @@ mod tests {
         assert_eq!(folder_bytes(dir.path(), 0), u64::MAX);
     }
 }
+
+/// How long a bot may stay idle, off move, before it is frozen. A turn
+/// shorter than this costs no signal at all (fast bots play thousands of
+/// games a second); a longer one freezes the idle bot, so that it takes at
+/// most this much CPU from its opponent's turn.
+pub(crate) const FREEZE_AFTER: Duration = Duration::from_millis(2);
+
+/// Where a bot stands with the freezer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Idle {
+    /// On move, or not watched.
+    Running,
+    /// Off move since this instant: frozen at [`FREEZE_AFTER`] past it.
+    Since(std::time::Instant),
+    /// Frozen (stopped).
+    Frozen,
+    /// Ended: never signalled again.
+    Gone,
+}
+
+/// One bot as the freezer knows it.
+#[derive(Debug)]
+pub(crate) struct Freezable {
+    members: Members,
+    idle: Mutex<Idle>,
+    /// Whether it is in the freezer's list.
+    listed: std::sync::atomic::AtomicBool,
+}
+
+impl Freezable {
+    /// The bot made of `members`, on move.
+    pub(crate) fn new(members: Members) -> Arc<Freezable> {
+        Arc::new(Freezable {
+            members,
+            idle: Mutex::new(Idle::Running),
+            listed: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, Idle> {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The bot is off move: the freezer stops it soon unless it is asked
+    /// for something first. Costs a lock, and a wake-up of the freezer
+    /// only when it sleeps with nothing to look at.
+    pub(crate) fn idle(self: &Arc<Self>) {
+        let mut s = self.state();
+        if *s != Idle::Running {
+            return;
+        }
+        *s = Idle::Since(std::time::Instant::now());
+        drop(s);
+        let mut f = FREEZER.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.listed.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            f.bots.retain(|w| w.strong_count() > 0);
+            f.bots.push(Arc::downgrade(self));
+        }
+        f.idles += 1;
+        if !f.looking {
+            f.looking = true;
+            FREEZER_WAKE.notify_all();
+        }
+        drop(f);
+        static STARTED: std::sync::Once = std::sync::Once::new();
+        STARTED.call_once(|| {
+            let _ = std::thread::Builder::new()
+                .name("referee-freezer".into())
+                .spawn(freezer);
+        });
+    }
+
+    /// The bot is on move (or must end): it runs again, continued if it
+    /// was frozen.
+    pub(crate) fn wake(&self) {
+        let mut s = self.state();
+        if *s == Idle::Frozen {
+            self.members.resume();
+        }
+        if *s != Idle::Gone {
+            *s = Idle::Running;
+        }
+    }
+
+    /// The bot has ended: the freezer leaves it alone.
+    pub(crate) fn gone(&self) {
+        *self.state() = Idle::Gone;
+    }
+
+    /// Freezes the bot now if it is still idle and its time has come;
+    /// returns when it should be looked at again, if ever.
+    fn due(&self, now: std::time::Instant) -> Option<std::time::Instant> {
+        let mut s = self.state();
+        match *s {
+            Idle::Since(t) if now >= t + FREEZE_AFTER => {
+                self.members.pause();
+                *s = Idle::Frozen;
+                None
+            }
+            Idle::Since(t) => Some(t + FREEZE_AFTER),
+            _ => None,
+        }
+    }
+}
+
+/// The bots the freezer may have to stop, and whether it is looking
+/// (has a time to look again) or sleeps until told.
+struct Freezer {
+    bots: Vec<std::sync::Weak<Freezable>>,
+    looking: bool,
+    /// How many times a bot went idle: one that did while the freezer
+    /// looked (and was not told) is seen before it sleeps.
+    idles: u64,
+}
+
+static FREEZER: Mutex<Freezer> = Mutex::new(Freezer {
+    bots: Vec::new(),
+    looking: false,
+    idles: 0,
+});
+static FREEZER_WAKE: Condvar = Condvar::new();
+
+/// The freezer's loop: stops each idle bot when its time comes.
+fn freezer() {
+    let mut f = FREEZER.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        while !f.looking {
+            f = FREEZER_WAKE.wait(f).unwrap_or_else(|p| p.into_inner());
+        }
+        let bots: Vec<Arc<Freezable>> = f.bots.iter().filter_map(|w| w.upgrade()).collect();
+        let seen = f.idles;
+        drop(f);
+        let now = std::time::Instant::now();
+        let next = bots.iter().filter_map(|b| b.due(now)).min();
+        drop(bots);
+        f = FREEZER.lock().unwrap_or_else(|p| p.into_inner());
+        f.bots.retain(|w| w.strong_count() > 0);
+        match next {
+            Some(at) => {
+                let wait = at.saturating_duration_since(std::time::Instant::now());
+                f = FREEZER_WAKE
+                    .wait_timeout(f, wait)
+                    .map_or_else(|p| p.into_inner().0, |(g, _)| g);
+            }
+            // Nothing idle: sleep until a bot goes idle (which sets it),
+            // unless one did meanwhile.
+            None if f.idles == seen => f.looking = false,
+            None => {}
+        }
+    }
+}
