@@ -422,10 +422,7 @@ mod tests {
             let mut a = bot("optimal", "iters=400", seed);
             let mut b = bot("optimal", "iters=400", seed + 1);
             if let Some(ms) = limit {
-                let time = TimeControl {
-                    move_ms: ms,
-                    startup_ms: 0,
-                };
+                let time = TimeControl::new(ms, 0);
                 a.begin(Seat::One, &time).unwrap();
                 b.begin(Seat::Two, &time).unwrap();
             }

@@ -363,14 +363,14 @@ impl Mcts {
     /// The time policy: how long a timed search may run, from the call to
     /// the answer. A budget `T` gets `T - min(T / 50, 20 ms)` (98 ms of
     /// 100, 980 ms of 1 s); a known harness limit `L` caps that at
-    /// `L - max(L / 10, 30 ms)` (900 ms of a 1 s limit), room for process
-    /// scheduling and the protocol's round trip on a loaded machine. `None`
-    /// without a time budget.
+    /// `L - L / 10` (900 ms of a 1 s limit, 90 ms of CodinGame's 100 ms),
+    /// room for process scheduling and the protocol's round trip on a
+    /// loaded machine. `None` without a time budget.
     pub(crate) fn time_target(&self) -> Option<Duration> {
         let t = self.config.time?;
         let mut target = t.saturating_sub((t / 50).min(Duration::from_millis(20)));
         if let Some(limit) = self.move_limit {
-            let margin = (limit / 10).max(Duration::from_millis(30));
+            let margin = limit / 10;
             target = target.min(limit.saturating_sub(margin));
         }
         Some(target.max(Duration::from_micros(200)))
@@ -886,7 +886,12 @@ mod tests {
         m.set_move_limit(Some(Duration::from_millis(1000)));
         assert_eq!(ms(m.time_target()), Some(900));
         m.set_move_limit(Some(Duration::from_millis(100)));
-        assert_eq!(ms(m.time_target()), Some(70));
+        assert_eq!(ms(m.time_target()), Some(90));
+        // CodinGame's limit does not cut a 90 ms budget (it was cut to 70
+        // ms by a 30 ms floor on the margin).
+        let mut m = timed(90);
+        m.set_move_limit(Some(Duration::from_millis(100)));
+        assert_eq!(m.time_target(), Some(Duration::from_micros(88_200)));
         assert_eq!(Mcts::new(SearchConfig::optimal(), 1).time_target(), None);
     }
 
