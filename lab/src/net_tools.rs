@@ -163,8 +163,11 @@ pub fn data(a: &DataArgs) -> anyhow::Result<()> {
     let threads = a.threads.max(1);
     let net = net_file(&a.value_net, ValueNet::load).context("--value-net")?;
     let policy = net_file(&a.policy_net, PolicyNet::load).context("--policy-net")?;
+    // The data's own sampling spreads the games; the engine's variety
+    // stays off so that every move recorded is the search's choice.
     let cfg = SearchConfig {
         iterations: a.iters.max(1),
+        vary_plies: 0,
         ..SearchConfig::optimal()
     };
     let out = a.out.display().to_string();

@@ -642,3 +642,49 @@ fn a_folder_written_with_boards_for_uttt_resumes() {
     let o = referee().args(&resume).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+#[test]
+fn games_from_the_empty_board_vary_by_seed_and_a_match_warns_when_they_do_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fx = fixture(tmp.path());
+    // The fixture always answers the first valid action: against itself
+    // every game is the same one, and the match says so.
+    let first = format!("python3 {} - first", fx.display());
+    let o = referee_in(&[
+        "match",
+        "tictactoe",
+        &first,
+        &first,
+        "--games",
+        "4",
+        "--protocol",
+        "codingame",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: only 1 of 4 games are distinct"),
+        "{}",
+        stderr(&o)
+    );
+    // optimal and greedy vary by seed where moves are close in value:
+    // against the same deterministic bot most games differ, and nothing
+    // is said.
+    for bot in ["optimal:iters=300", "greedy"] {
+        let o = referee_in(&[
+            "match",
+            "uttt",
+            bot,
+            &first,
+            "--games",
+            "10",
+            "--protocol",
+            "codingame",
+            "--json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let distinct = v["distinct_games"].as_u64().unwrap();
+        assert!(distinct >= 6, "{bot}: {distinct} distinct of 10");
+        assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    }
+}
