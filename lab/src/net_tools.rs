@@ -991,7 +991,7 @@ mod tests {
             iterations: 200,
             ..SearchConfig::optimal()
         };
-        let (seen, outcome) = data_game(cfg, (None, None), 5, 4, 20);
+        let (seen, outcome) = data_game(cfg, (None, None), 5, 4, 20, Rules::Standard);
         assert!(outcome.is_some());
         assert!(seen.len() > 10);
         for (pos, q, visits) in &seen {
@@ -1000,8 +1000,15 @@ mod tests {
             assert!(visits.iter().all(|(m, _)| legal.contains(m)), "{pos}");
         }
         // The same seed, the same game.
-        let again = data_game(cfg, (None, None), 5, 4, 20);
+        let again = data_game(cfg, (None, None), 5, 4, 20, Rules::Standard);
         assert_eq!(again.0, seen);
+        // Under CodinGame's rule every position searched is under it (so
+        // the games end and are scored by it).
+        let (seen, outcome) = data_game(cfg, (None, None), 5, 4, 20, Rules::CodinGame);
+        assert!(outcome.is_some());
+        assert!(seen
+            .iter()
+            .all(|(pos, _, _)| pos.options().rules == Rules::CodinGame));
     }
 
     #[test]

@@ -8,7 +8,6 @@
 
 #![allow(dead_code)]
 
-
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -322,23 +321,23 @@ impl TodayMcts {
 
     /// Evaluates leaves with `net` instead of the built-in network: for
     /// tools that compare networks.
-        pub fn set_value_net(&mut self, net: &'static ValueNet) {
+    pub fn set_value_net(&mut self, net: &'static ValueNet) {
         self.net = net;
     }
 
     /// Takes priors from `net` instead of the built-in policy network: for
     /// tools that compare networks.
-        pub fn set_policy_net(&mut self, net: &'static PolicyNet) {
+    pub fn set_policy_net(&mut self, net: &'static PolicyNet) {
         self.policy_net = net;
     }
 
     /// Statistics of the last search.
-        pub fn stats(&self) -> TodayStats {
+    pub fn stats(&self) -> TodayStats {
         self.last
     }
 
     /// The root's moves and their visits after the last search.
-        pub fn root_visits(&self) -> Vec<(UtttMove, u32)> {
+    pub fn root_visits(&self) -> Vec<(UtttMove, u32)> {
         if !self.nodes.first().is_some_and(|n| n.expanded) {
             return Vec::new();
         }
@@ -350,7 +349,7 @@ impl TodayMcts {
     /// The expected score of the player to move in `root` after the last
     /// search, which was of `root` (1 for a proven win, 0.5 for a proven
     /// draw), or `None` when that search built no tree (one legal move).
-        pub fn root_value(&self, root: &Uttt) -> Option<f32> {
+    pub fn root_value(&self, root: &Uttt) -> Option<f32> {
         if self.config.solver && !game_winning_moves(root).is_empty() {
             return Some(1.0);
         }

@@ -91,9 +91,8 @@ const BY_RULE_MIGRATION: usize = 2;
 /// can have been decided by it).
 fn backfill_by_rule(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
     let decided: Vec<i64> = {
-        let mut st = tx.prepare(
-            "SELECT pairing, record FROM games WHERE record LIKE '%\"rules\":%'",
-        )?;
+        let mut st =
+            tx.prepare("SELECT pairing, record FROM games WHERE record LIKE '%\"rules\":%'")?;
         let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
         let mut ids = Vec::new();
         for row in rows {
@@ -810,7 +809,11 @@ mod tests {
         db.store_game(&sched[0], &full).unwrap();
         db.store_game(&sched[1], &line).unwrap();
         assert_eq!(
-            db.games("ladder", 0).unwrap().iter().map(|g| g.by_rule).collect::<Vec<_>>(),
+            db.games("ladder", 0)
+                .unwrap()
+                .iter()
+                .map(|g| g.by_rule)
+                .collect::<Vec<_>>(),
             [true, false]
         );
         // Back to schema 1, as the first league databases were.
@@ -840,7 +843,11 @@ mod tests {
         assert_eq!(db.entries().unwrap().len(), 1, "the data is kept");
         // The games stored before the column are read once for it.
         assert_eq!(
-            db.games("ladder", 0).unwrap().iter().map(|g| g.by_rule).collect::<Vec<_>>(),
+            db.games("ladder", 0)
+                .unwrap()
+                .iter()
+                .map(|g| g.by_rule)
+                .collect::<Vec<_>>(),
             [true, false]
         );
     }

@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 
 #[cfg(test)]
 use crate::game::Game;
+use crate::game::Rules;
 #[cfg(test)]
 use crate::play::record::{fingerprint_record, GameRecord};
-use crate::game::Rules;
 use crate::play::standings::{score_order, BotStats, Standings};
 use crate::play::stats::{elo_trinomial, Elo};
 use crate::protocol::ForfeitReason;

@@ -549,9 +549,20 @@ fn summaries_state_the_rule_and_the_games_it_decided() {
     assert_eq!(v["rules"], "standard");
     assert_eq!(v["decided_by_rule"], 0);
     // A game with one rule has no such keys.
-    let o = referee_in(&["match", "tictactoe", "random", "random", "--games", "2", "--json"]);
+    let o = referee_in(&[
+        "match",
+        "tictactoe",
+        "random",
+        "random",
+        "--games",
+        "2",
+        "--json",
+    ]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert!(v.get("rules").is_none() && v.get("decided_by_rule").is_none(), "{v}");
+    assert!(
+        v.get("rules").is_none() && v.get("decided_by_rule").is_none(),
+        "{v}"
+    );
 
     // A tournament says it too, in its table and its JSON.
     let file = tmp.path().join("t.toml");
@@ -585,7 +596,10 @@ fn summaries_state_the_rule_and_the_games_it_decided() {
     let o = referee_in(&["tournament", file.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["rules"], "codingame");
-    assert_eq!(v["decided_by_rule"], want as u64, "the same seed, the same games");
+    assert_eq!(
+        v["decided_by_rule"], want as u64,
+        "the same seed, the same games"
+    );
 }
 
 #[test]

@@ -627,8 +627,17 @@ fn a_uttt_league_s_standings_state_the_rule_and_the_games_it_decided() {
     let l = tmp.path().join("uttt");
     let d = l.to_str().unwrap();
     ok(&[
-        "league", "init", d, "--game", "uttt", "--anchor", "random", "--anchor", "uct:iters=1",
-        "--seed", "3",
+        "league",
+        "init",
+        d,
+        "--game",
+        "uttt",
+        "--anchor",
+        "random",
+        "--anchor",
+        "uct:iters=1",
+        "--seed",
+        "3",
     ]);
     let settings = l.join("league.toml");
     let text = std::fs::read_to_string(&settings).unwrap();

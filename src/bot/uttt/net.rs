@@ -675,7 +675,11 @@ mod tests {
     fn the_built_in_networks_load_and_their_fixed_point_sums_hold() {
         // A first-layer sum past the `i16` range would wrap around: the
         // fixed-point sums must stay with the floating-point ones.
-        for l1 in [&ValueNet::builtin().l1, &PolicyNet::builtin().l1] {
+        for l1 in [
+            &ValueNet::builtin().l1,
+            &ValueNet::builtin_codingame().l1,
+            &PolicyNet::builtin().l1,
+        ] {
             for pos in sample_positions(25, 300) {
                 let f = active(&pos);
                 let fixed = l1.sums(&f);

@@ -79,7 +79,10 @@ fn optimal_plays_as_pinned() {
             .map(|&(seed, opening)| game(spec, spec, seed, opening))
             .collect()
     };
-    let (varied, fixed) = (games("optimal:iters=300"), games("optimal:iters=300,vary=0"));
+    let (varied, fixed) = (
+        games("optimal:iters=300"),
+        games("optimal:iters=300,vary=0"),
+    );
     let moves = choices("optimal:iters=3000");
     let fixed_moves = choices("optimal:iters=3000,vary=0");
     println!("optimal games {varied:?}\nwithout variety {fixed:?}\noptimal moves {moves:?}");
