@@ -114,10 +114,6 @@ pub struct StrengthArgs {
     /// The `self` opponent's policy network file.
     #[arg(long)]
     opp_policy_net: Option<PathBuf>,
-    /// Optimal's value network for CodinGame's rule (default: the
-    /// built-in one).
-    #[arg(long)]
-    codingame_value_net: Option<PathBuf>,
     /// Optimal's plies of variety from the start (default: its default).
     #[arg(long)]
     vary: Option<u32>,
@@ -154,8 +150,6 @@ struct Setup {
     today: TodayConfig,
     nets: (&'static ValueNet, &'static PolicyNet),
     opp_nets: (&'static ValueNet, &'static PolicyNet),
-    /// Optimal's value network for CodinGame's rule, when given.
-    codingame_net: Option<&'static ValueNet>,
     rules: Rules,
 }
 
@@ -209,10 +203,6 @@ impl Setup {
             theirs,
             baseline,
             today,
-            codingame_net: match &a.codingame_value_net {
-                Some(_) => Some(value(&a.codingame_value_net).context("--codingame-value-net")?),
-                None => None,
-            },
             rules: a.rules,
             nets: (
                 value(&a.value_net).context("--value-net")?,
@@ -229,9 +219,6 @@ impl Setup {
         let mut m = Mcts::new(self.ours, seed);
         m.set_value_net(self.nets.0);
         m.set_policy_net(self.nets.1);
-        if let Some(net) = self.codingame_net {
-            m.set_codingame_value_net(net);
-        }
         Engine::Ours(Box::new(m))
     }
 

@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 use crate::game::grid::{FULL, SYMMETRIES};
 use crate::game::uttt::{threats, Uttt, UtttMove};
-use crate::game::{Game, Rules};
+use crate::game::Game;
 
 /// Features: the mover's and the opponent's stones on open boards (81
 /// each), boards won by the mover, by the opponent and drawn (9 each), the
@@ -353,29 +353,6 @@ impl ValueNet {
         )
     }
 
-    /// The network built into the crate for CodinGame's rule: the same
-    /// features and widths, trained on games scored by that rule, where a
-    /// full board goes to the player with more boards won (lab notebook,
-    /// issue 65's round).
-    pub fn builtin_codingame() -> &'static ValueNet {
-        static NET: OnceLock<ValueNet> = OnceLock::new();
-        NET.get_or_init(
-            || match ValueNet::from_bytes(include_bytes!("value_net_codingame.bin")) {
-                Ok(net) => net,
-                // The file is part of the crate; a test checks that it loads.
-                Err(e) => panic!("the built-in CodinGame value network does not load: {e}"),
-            },
-        )
-    }
-
-    /// The built-in network of `rules`.
-    pub fn builtin_for(rules: Rules) -> &'static ValueNet {
-        match rules {
-            Rules::Standard => ValueNet::builtin(),
-            Rules::CodinGame => ValueNet::builtin_codingame(),
-        }
-    }
-
     /// The output's logit for the features `active`.
     #[inline]
     pub fn logit(&self, active: &[u16]) -> f32 {
@@ -675,11 +652,7 @@ mod tests {
     fn the_built_in_networks_load_and_their_fixed_point_sums_hold() {
         // A first-layer sum past the `i16` range would wrap around: the
         // fixed-point sums must stay with the floating-point ones.
-        for l1 in [
-            &ValueNet::builtin().l1,
-            &ValueNet::builtin_codingame().l1,
-            &PolicyNet::builtin().l1,
-        ] {
+        for l1 in [&ValueNet::builtin().l1, &PolicyNet::builtin().l1] {
             for pos in sample_positions(25, 300) {
                 let f = active(&pos);
                 let fixed = l1.sums(&f);

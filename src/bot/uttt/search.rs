@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use super::game_winning_moves;
 use super::net::{PolicyNet, ValueNet};
 use crate::game::uttt::{line, Uttt, UtttMove};
-use crate::game::{Game, Outcome, Rules, Seat};
+use crate::game::{Game, Outcome, Seat};
 
 /// A proven game value, from the point of view of the player who made the
 /// move into a node.
@@ -278,13 +278,8 @@ pub struct Mcts {
     move_limit: Option<Duration>,
     path: Vec<usize>,
     last: SearchStats,
-    /// The value network of `networks` under the standard rule.
+    /// The value network of `networks`.
     net: &'static ValueNet,
-    /// The value network of `networks` under CodinGame's rule.
-    codingame_net: &'static ValueNet,
-    /// The value network of the position being searched: `net` or
-    /// `codingame_net`, by its rule.
-    leaf_net: &'static ValueNet,
     /// The policy network of `networks`.
     policy_net: &'static PolicyNet,
 }
@@ -317,24 +312,15 @@ impl Mcts {
             path: Vec::with_capacity(96),
             last: SearchStats::default(),
             net: ValueNet::builtin(),
-            codingame_net: ValueNet::builtin_codingame(),
-            leaf_net: ValueNet::builtin(),
             policy_net: PolicyNet::builtin(),
         }
     }
 
-    /// Evaluates leaves under the standard rule with `net` instead of the
-    /// built-in network: for tools that compare networks.
+    /// Evaluates leaves with `net` instead of the built-in network: for
+    /// tools that compare networks.
     #[cfg_attr(not(feature = "lab"), allow(dead_code))]
     pub fn set_value_net(&mut self, net: &'static ValueNet) {
         self.net = net;
-    }
-
-    /// Evaluates leaves under CodinGame's rule with `net` instead of the
-    /// built-in network of that rule: for tools that compare networks.
-    #[cfg_attr(not(feature = "lab"), allow(dead_code))]
-    pub fn set_codingame_value_net(&mut self, net: &'static ValueNet) {
-        self.codingame_net = net;
     }
 
     /// Takes priors from `net` instead of the built-in policy network: for
@@ -607,7 +593,7 @@ impl Mcts {
     /// networks, else a uniformly random playout's result.
     fn leaf_value(&mut self, mut pos: Uttt) -> f32 {
         if self.config.networks {
-            let v = self.leaf_net.value(&pos);
+            let v = self.net.value(&pos);
             if pos.to_move() == Seat::One {
                 v
             } else {
@@ -701,11 +687,6 @@ impl Mcts {
             }
         }
         let deadline = self.time_target().map(|t| started + t);
-        // The rule is the root's, and every position below it has it.
-        self.leaf_net = match root.options().rules {
-            Rules::Standard => self.net,
-            Rules::CodinGame => self.codingame_net,
-        };
         if !(self.config.reuse && self.reroot(root)) {
             self.nodes.clear();
             self.stats.clear();
