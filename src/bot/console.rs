@@ -580,7 +580,8 @@ impl<G: Game> Bot<G> for ConsoleBot<G> {
         } else {
             Instant::now()
         };
-        let limit_ms = self.time.move_ms + if first { self.time.startup_ms } else { 0 };
+        let limit_ms =
+            self.time.move_ms + self.time.slack_ms + if first { self.time.startup_ms } else { 0 };
         let deadline = t0 + Duration::from_millis(limit_ms);
         let (screen, line) = self.await_move(pos, deadline, limit_ms, t0)?;
         let time_us = t0.elapsed().as_micros() as u64;

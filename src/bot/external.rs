@@ -318,6 +318,7 @@ impl<G: Game> ExternalBot<G> {
             move_ms: self.time.move_ms,
             startup_ms: if fresh { self.time.startup_ms } else { 0 },
             replied_before: !fresh,
+            slack_ms: self.time.slack_ms,
         }
     }
 
@@ -358,8 +359,13 @@ impl<G: Game> ExternalBot<G> {
             move_ms: self.time.move_ms,
             startup_ms: if fresh { self.time.startup_ms } else { 0 },
             replied_before: !fresh,
+            slack_ms: self.time.slack_ms,
         };
         let limit = allow.limit();
+        // CodinGame's clock: a process started for this game may take its
+        // launch allowance to start before the turn's clock runs.
+        let launch = (fresh && !self.reused && self.time.launch_ms > 0)
+            .then(|| p.started() + Duration::from_millis(self.time.launch_ms));
         // Whatever waits in the pipe now was written when no reply was due.
         let stray = p.take_stray();
         let protocol = self.spec.speaks();
@@ -373,11 +379,17 @@ impl<G: Game> ExternalBot<G> {
                     let _ = writeln!(self.line, "{}", Command::Turn(pos));
                 }
             }
-            match p.send(&self.line, Instant::now() + limit) {
+            let now = Instant::now();
+            match p.send(&self.line, now.max(launch.unwrap_or(now)) + limit) {
                 Err(e) => Heard::Unsent(e),
                 Ok(()) => {
-                    // The clock starts once the whole turn line is in the pipe.
-                    let t0 = Instant::now();
+                    // The clock starts once the whole turn line is in the
+                    // pipe; on CodinGame's clock, once the bot has read it.
+                    let written = Instant::now();
+                    let t0 = match launch {
+                        Some(end) => p.await_first_read(written, end),
+                        None => written,
+                    };
                     match p.read_line(t0 + limit) {
                         Ok(reply) => reply.heard(t0),
                         Err(_) => Heard::Closed(Vec::new()),
@@ -519,10 +531,7 @@ mod tests {
     }
 
     fn time() -> TimeControl {
-        TimeControl {
-            move_ms: 2000,
-            startup_ms: 2000,
-        }
+        TimeControl::new(2000, 2000)
     }
 
     fn sh_bot(script: &str) -> ExternalBot<TicTacToe> {

@@ -626,6 +626,47 @@ impl BotProcess {
         self.answered += 1;
     }
 
+    /// Bytes written to the bot's stdin that it has not read yet; `None`
+    /// where that cannot be known (stdin closed, or not Linux).
+    fn unread_input(&self) -> Option<u64> {
+        #[cfg(target_os = "linux")]
+        {
+            let stdin = self.stdin.as_ref()?;
+            rustix::io::ioctl_fionread(stdin.as_fd()).ok()
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            None
+        }
+    }
+
+    /// CodinGame's clock for a fresh process's first turn: waits until the
+    /// bot has read everything written to it (the turn's input was written
+    /// at `written`), until it replies or dies, or until `launch_end` (its
+    /// start-up allowance), and returns when its turn's clock starts: the
+    /// read, or `launch_end` if it had not read by then, and never before
+    /// `written`. The read is seen within about a millisecond; where it
+    /// cannot be seen, the clock starts at `written`.
+    pub(crate) fn await_first_read(&mut self, written: Instant, launch_end: Instant) -> Instant {
+        loop {
+            let now = Instant::now();
+            match self.unread_input() {
+                Some(0) | None => return now.max(written),
+                Some(_) => {}
+            }
+            if self.buf.contains(&b'\n') || !self.stdout_open {
+                return now.max(written);
+            }
+            if now >= launch_end {
+                return launch_end.max(written);
+            }
+            let step = (launch_end - now).min(Duration::from_millis(1));
+            if self.wait(false, true, step).is_err() {
+                return now.max(written);
+            }
+        }
+    }
+
     /// Writes `line` (which must end in a newline) to the bot's stdin,
     /// waiting for pipe space no later than `deadline`.
     pub(crate) fn send(&mut self, line: &[u8], deadline: Instant) -> io::Result<()> {

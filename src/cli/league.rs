@@ -305,6 +305,9 @@ fn standings(a: StandingsArgs) -> anyhow::Result<ExitCode> {
             "{} games rated; first move worth {:.0} Elo; * = still being placed",
             ladder.games, ladder.first_move
         );
+        if let Some(rule) = league::rule_line(&ladder) {
+            println!("{rule}");
+        }
         if let Some(w) = &ladder.warning {
             super::tell(&format!("warning: {w}"));
         }

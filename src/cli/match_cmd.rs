@@ -234,6 +234,9 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         }
         _ => None,
     };
+    if let Some(w) = r.few_distinct() {
+        super::tell(&format!("warning: {w}"));
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r.to_json())?);
     } else {

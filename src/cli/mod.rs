@@ -106,7 +106,8 @@ pub struct TimeArgs {
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub startup_ms: u64,
     /// Named limits instead of --time-ms and --startup-ms: `codingame`
-    /// (1000 ms for the first turn, 100 ms for each later one).
+    /// (1000 ms for the first turn, 100 ms for each later one, timed from
+    /// the bot's input as on CodinGame, with 10 ms of tolerance).
     #[arg(long, value_name = "PROFILE", conflicts_with_all = ["time_ms", "startup_ms"])]
     pub time_profile: Option<TimeProfile>,
 }
@@ -116,10 +117,7 @@ impl TimeArgs {
     pub fn control(&self) -> TimeControl {
         match self.time_profile {
             Some(p) => p.control(),
-            None => TimeControl {
-                move_ms: self.time_ms,
-                startup_ms: self.startup_ms,
-            },
+            None => TimeControl::new(self.time_ms, self.startup_ms),
         }
     }
 }

@@ -58,10 +58,7 @@ fn play(
     spec.limits.processes = Some(processes);
     // Wide: the attacks (a fork bomb, a memory grab) are slow on a loaded
     // 2-core machine, and only a hang would reach these limits.
-    let time = TimeControl {
-        move_ms: 30_000,
-        startup_ms: 30_000,
-    };
+    let time = TimeControl::new(30_000, 30_000);
     let mut me = ExternalBot::<TicTacToe>::new(spec, time, 1);
     let mut other = BuiltinSpec::parse("random").make::<TicTacToe>(1).unwrap();
     let setup = GameSetup {

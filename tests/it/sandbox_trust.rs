@@ -61,10 +61,7 @@ fn play(dir: &Path, attack: &[&str], mode: SandboxMode, tmp_mb: Option<u64>) -> 
     spec.manifest = Some(dir.join("bot.toml"));
     spec.sandbox = mode;
     spec.limits.tmp_mb = tmp_mb;
-    let time = TimeControl {
-        move_ms: 20_000,
-        startup_ms: 20_000,
-    };
+    let time = TimeControl::new(20_000, 20_000);
     let mut me = ExternalBot::<TicTacToe>::new(spec, time, 1);
     let mut other = BuiltinSpec::parse("random").make::<TicTacToe>(1).unwrap();
     let setup = GameSetup {
