@@ -585,6 +585,11 @@ impl<G: Game> Bot<G> for ConsoleBot<G> {
         let deadline = t0 + Duration::from_millis(limit_ms);
         let (screen, line) = self.await_move(pos, deadline, limit_ms, t0)?;
         let time_us = t0.elapsed().as_micros() as u64;
+        // Off move: a sandboxed program is frozen until the opponent's move
+        // is typed in (what it prints meanwhile waits in its pipe).
+        if let Some(p) = self.process.as_mut() {
+            p.pause();
+        }
         self.moved = true;
         self.last_time_us = Some(time_us);
         let turn = pos.ply() + 1;

@@ -269,6 +269,17 @@ fn no_route_from_a_submission_reaches_the_graders_files_in_the_gradescope_script
             }),
             "points outside",
         ),
+        (
+            "cwd",
+            Box::new(|sub: &Path, _src: &Path| {
+                std::fs::write(
+                    sub.join("bot.toml"),
+                    "name = \"x\"\ncommand = \"python3 solution.py\"\ncwd = \"../source\"\n",
+                )
+                .unwrap();
+            }),
+            "`cwd`",
+        ),
     ];
     for (what, build, why) in cases {
         let ag = tmp.path().join(what);
@@ -463,10 +474,7 @@ fn play(dir: &Path, mode: SandboxMode) -> GameRecord {
     spec.cwd = Some(dir.to_path_buf());
     spec.manifest = Some(dir.join("bot.toml"));
     spec.sandbox = mode;
-    let time = TimeControl {
-        move_ms: 60_000,
-        startup_ms: 20_000,
-    };
+    let time = TimeControl::new(60_000, 20_000);
     let mut me = ExternalBot::<TicTacToe>::new(spec, time, 1);
     let mut other = BuiltinSpec::parse("random").make::<TicTacToe>(1).unwrap();
     let setup = GameSetup {
