@@ -24,19 +24,24 @@ fn play(a: &str, b: &str, games: u32, extra: &[&str], out: &Path) -> (Vec<serde_
     let _ = std::fs::remove_dir_all(out);
     let t = Instant::now();
     let o = Command::new(env!("CARGO_BIN_EXE_referee"))
-        .args(["match", "tictactoe", a, b, "--games", &games.to_string(), "--jobs", "1"])
+        .args([
+            "match",
+            "tictactoe",
+            a,
+            b,
+            "--games",
+            &games.to_string(),
+            "--jobs",
+            "1",
+        ])
         .args(extra)
         .arg("--out")
         .arg(out)
         .output()
         .expect("referee runs");
     let secs = t.elapsed().as_secs_f64();
-    let text = std::fs::read_to_string(out.join("games.jsonl")).unwrap_or_else(|_| {
-        panic!(
-            "no games: {}",
-            String::from_utf8_lossy(&o.stderr)
-        )
-    });
+    let text = std::fs::read_to_string(out.join("games.jsonl"))
+        .unwrap_or_else(|_| panic!("no games: {}", String::from_utf8_lossy(&o.stderr)));
     let recs = text
         .lines()
         .map(|l| serde_json::from_str(l).expect("a record"))
@@ -50,9 +55,10 @@ fn times_of(recs: &[serde_json::Value], who: &str) -> (Vec<u64>, usize) {
     let mut times = Vec::new();
     let mut forfeits = 0;
     for r in recs {
-        let seat = r["players"]
-            .as_array()
-            .and_then(|p| p.iter().position(|n| n.as_str().is_some_and(|n| n.contains(who))));
+        let seat = r["players"].as_array().and_then(|p| {
+            p.iter()
+                .position(|n| n.as_str().is_some_and(|n| n.contains(who)))
+        });
         let Some(seat) = seat else { continue };
         if r["termination"].as_str() == Some("timeout")
             && r["forfeit"]["seat"].as_u64() == Some(seat as u64 + 1)
@@ -110,8 +116,17 @@ fn main() {
             format!("python3 {}", thinker.display()),
             format!("python3 {}", hog.display()),
         );
-        for (label, games, flag) in [("no sandbox", 4, "--no-sandbox"), ("sandboxed", 10, "--sandbox")] {
-            let (recs, secs) = play(&a, &b, games, &["--time-ms", "3000", flag], &d.join("theft"));
+        for (label, games, flag) in [
+            ("no sandbox", 4, "--no-sandbox"),
+            ("sandboxed", 10, "--sandbox"),
+        ] {
+            let (recs, secs) = play(
+                &a,
+                &b,
+                games,
+                &["--time-ms", "3000", flag],
+                &d.join("theft"),
+            );
             let (times, forfeits) = times_of(&recs, "thinker");
             println!(
                 "cpu theft, {label}: {games} games in {secs:.1} s; the thinker (300 ms of CPU a move) \
@@ -134,7 +149,10 @@ fn main() {
         let manifest = d.join("sleeper.toml");
         std::fs::write(
             &manifest,
-            format!("name = \"sleeper\"\ncommand = \"python3 {}\"\nreuse = true\n", sleeper.display()),
+            format!(
+                "name = \"sleeper\"\ncommand = \"python3 {}\"\nreuse = true\n",
+                sleeper.display()
+            ),
         )
         .unwrap();
         let m = manifest.to_string_lossy().to_string();

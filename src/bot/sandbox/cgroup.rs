@@ -191,19 +191,43 @@ impl Cgroup {
     }
 }
 
+/// Groups whose last processes were still being reaped when their bot
+/// ended: removed later ([`remove_pending`]).
+static PENDING: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes a group and, when it was the last, the run's folder; whether
+/// the group is gone.
+fn remove(dir: &Path) -> bool {
+    if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+        if let Some(base) = dir.parent() {
+            let _ = std::fs::remove_dir(base);
+        }
+        return true;
+    }
+    false
+}
+
+/// Removes the groups whose processes are gone by now (the watchdog calls
+/// it every period, the run's end once more).
+pub(crate) fn remove_pending() {
+    let mut pending = PENDING.lock().unwrap_or_else(|p| p.into_inner());
+    pending.retain(|d| !remove(d));
+}
+
+/// Whether some group still waits to be removed.
+pub(crate) fn any_pending() -> bool {
+    !PENDING.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+}
+
 impl Drop for Cgroup {
     fn drop(&mut self) {
-        // The kernel refuses while processes remain; they are being reaped
-        // by then, so a few tries suffice.
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
-                // The run's folder too, unless another bot runs.
-                if let Some(base) = self.dir.parent() {
-                    let _ = std::fs::remove_dir(base);
-                }
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(2));
+        // The kernel refuses while processes remain (zombies being reaped):
+        // then later, without holding up the game.
+        if !remove(&self.dir) {
+            PENDING
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(self.dir.clone());
         }
     }
 }

@@ -347,6 +347,13 @@ pub fn close_to_bots(paths: &[&Path]) -> io::Result<Vec<PathBuf>> {
 /// sandbox still runs).
 pub fn finish() {
     copy::forget_all();
+    for _ in 0..50 {
+        cgroup::remove_pending();
+        if !cgroup::any_pending() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     if let Some(s) = probe::probed() {
         cgroup::remove_bases(&[&s.pids_cgroup, &s.memory_cgroup]);
     }
@@ -472,7 +479,9 @@ pub(crate) fn prepare(
         (true, Some(_)) => {
             let mut last = LAST_ID.lock().unwrap_or_else(|p| p.into_inner());
             let prefer = last.iter().find(|(f, _)| *f == own).map(|(_, id)| *id);
-            let lease = users::lease(prefer)?;
+            // In PID and mount namespaces of its own nothing of the bot
+            // outlives it, and it writes only in its tmpfs.
+            let lease = users::lease(prefer, !(s.namespaces && s.mounts))?;
             last.retain(|(f, id)| *f != own && *id != lease.uid());
             last.push((own.clone(), lease.uid()));
             if last.len() > 4096 {

@@ -171,12 +171,13 @@ pub(crate) fn become_user(id: u32) -> Result<(), Errno> {
 
 /// Sends `sig` to every process of user `uid` (but the sender), from a
 /// short-lived child that becomes `uid`: `kill(-1, sig)` there reaches
-/// exactly the processes that user may signal, its own. Returns whether
-/// there was any.
-pub(crate) fn signal_all(uid: u32, sig: Signal) -> io::Result<bool> {
+/// exactly the processes that user may signal, its own. (Its result says
+/// nothing of whether there were any: the kernel answers 0 when every
+/// process it tried refused.)
+pub(crate) fn signal_all(uid: u32, sig: Signal) -> io::Result<()> {
     use nix::sched::CloneFlags;
     use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow};
-    // 1: some process got it; 0: none; negative: -errno.
+    // 1: sent; negative: -errno.
     let outcome = AtomicI64::new(i64::MIN);
     let mut stack = vec![0u8; 64 * 1024];
     let out = &outcome;
@@ -191,10 +192,9 @@ pub(crate) fn signal_all(uid: u32, sig: Signal) -> io::Result<bool> {
             // SAFETY: a plain system call.
             Ok(()) => match unsafe { libc::kill(-1, sig as libc::c_int) } {
                 0 => 1,
-                _ => match Errno::last() {
-                    Errno::ESRCH => 0,
-                    e => -(e as i64),
-                },
+                // No process at all but the sender and init.
+                _ if Errno::last() == Errno::ESRCH => 1,
+                _ => -(Errno::last() as i64),
             },
         };
         out.store(r, Ordering::SeqCst);
@@ -222,57 +222,18 @@ pub(crate) fn signal_all(uid: u32, sig: Signal) -> io::Result<bool> {
     let pid = res?;
     while let Err(Errno::EINTR) = nix::sys::wait::waitpid(pid, None) {}
     match outcome.load(Ordering::SeqCst) {
-        1 => Ok(true),
-        0 => Ok(false),
+        1 => Ok(()),
         i64::MIN => Err(io::Error::other("the signalling child did not run")),
         e => Err(io::Error::from_raw_os_error((-e) as i32)),
     }
 }
 
-/// Whether user `uid` has a process that is not a zombie (read from
-/// `/proc`: its real user id and state).
-fn has_live_process(uid: u32) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        let name = e.file_name();
-        if !name
-            .to_str()
-            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        {
-            return false;
-        }
-        let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
-            return false;
-        };
-        let field = |key: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(key))
-                .map(str::trim)
-                .unwrap_or("")
-        };
-        let real = field("Uid:").split_whitespace().next();
-        real == Some(&uid.to_string()) && !field("State:").starts_with('Z')
-    })
-}
-
-/// Kills every process of user `uid` and makes sure none is left (but
-/// zombies, which their parent reaps).
+/// Kills every process of user `uid`. One `kill(-1, SIGKILL)` is enough:
+/// the kernel walks the process list under the lock that `fork` takes, so
+/// no process of the user can be made while it runs, and every one it
+/// finds is doomed (a zombie or dying, unable to start anything).
 pub(crate) fn kill_all(uid: u32) -> io::Result<()> {
-    for round in 0..400u32 {
-        if !signal_all(uid, Signal::SIGKILL)? {
-            return Ok(());
-        }
-        if round >= 2 && !has_live_process(uid) {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(if round < 10 { 1 } else { 5 }));
-    }
-    Err(io::Error::other(format!(
-        "processes of the sandbox's user {uid} survive SIGKILL"
-    )))
+    signal_all(uid, Signal::SIGKILL)
 }
 
 /// The folders anyone may write to, where a bot without Landlock or a
@@ -439,6 +400,10 @@ use std::os::unix::fs::DirBuilderExt;
 pub(crate) struct Lease {
     uid: u32,
     _lock: std::fs::File,
+    /// Whether its processes and files must be hunted down by id: not
+    /// when the bot runs in PID and mount namespaces of its own, which the
+    /// kernel ends with it and which hold its only writable folder.
+    tidy: bool,
 }
 
 impl Lease {
@@ -450,17 +415,33 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        let _ = kill_all(self.uid);
-        remove_files(self.uid);
-        // The lock goes with the file.
+        if self.tidy {
+            let _ = kill_all(self.uid);
+            remove_files(self.uid);
+        }
+        // The lock goes with the file; the id is the first to be leased
+        // again (its user database answer and its copy are known).
+        let mut recent = RECENT.lock().unwrap_or_else(|p| p.into_inner());
+        recent.retain(|&u| u != self.uid);
+        recent.push(self.uid);
+        if recent.len() > 256 {
+            recent.remove(0);
+        }
     }
 }
 
-/// Leases a free id of [`range`] (`prefer` first, when it is in it): one
-/// no other referee holds, no user or group of the machine has, and whose
-/// processes and files (of a referee killed before it could give it back)
-/// are removed first.
-pub(crate) fn lease(prefer: Option<u32>) -> io::Result<Lease> {
+/// Ids this referee gave back, the latest last.
+static RECENT: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Leases a free id of [`range`] (`prefer` first, then the ids this
+/// referee gave back last, when they are in it): one no other referee
+/// holds, no user or group of the machine has, and whose processes and
+/// files (of a referee killed before it could give it back) are removed
+/// first.
+///
+/// With `tidy` false (the bot runs in namespaces of its own: nothing of it
+/// can outlive them), nothing is hunted down by id and no janitor is told.
+pub(crate) fn lease(prefer: Option<u32>, tidy: bool) -> io::Result<Lease> {
     static CURSOR: AtomicU32 = AtomicU32::new(u32::MAX);
     let r = range();
     let n = r.len();
@@ -470,14 +451,22 @@ pub(crate) fn lease(prefer: Option<u32>) -> io::Result<Lease> {
         c => c,
     };
     let dir = lock_dir()?;
-    let preferred = prefer
-        .filter(|u| (r.first..=r.last).contains(u))
-        .map(|u| u - r.first);
-    for i in 0..=n {
-        let offset = match (i, preferred) {
-            (0, Some(p)) => p,
-            (0, None) => continue,
-            _ => (start + i - 1) % n,
+    let mut first: Vec<u32> = prefer.into_iter().collect();
+    first.extend(
+        RECENT
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .rev()
+            .copied(),
+    );
+    first.retain(|u| (r.first..=r.last).contains(u));
+    let tries = first.len() as u32 + n;
+    for i in 0..tries {
+        let from_first = (i as usize) < first.len();
+        let offset = match first.get(i as usize) {
+            Some(u) => u - r.first,
+            None => (start + i - first.len() as u32) % n,
         };
         let uid = r.first + offset;
         if registered(uid) {
@@ -495,13 +484,19 @@ pub(crate) fn lease(prefer: Option<u32>) -> io::Result<Lease> {
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             continue;
         }
-        if i > 0 {
+        if !from_first {
             CURSOR.store((offset + 1) % n, Ordering::Relaxed);
         }
-        kill_all(uid)?;
-        remove_files(uid);
-        janitor_watch(uid);
-        return Ok(Lease { uid, _lock: file });
+        if tidy {
+            kill_all(uid)?;
+            remove_files(uid);
+            janitor_watch(uid);
+        }
+        return Ok(Lease {
+            uid,
+            _lock: file,
+            tidy,
+        });
     }
     Err(io::Error::new(
         io::ErrorKind::ResourceBusy,

@@ -103,13 +103,12 @@ impl Members {
     }
 
     /// Kills every process of the bot.
+    ///
+    /// One round: the bot's first process may be a zombie until referee
+    /// reaps it. Giving its user id back makes sure nothing of it is left
+    /// (`users::kill_all`).
     pub(crate) fn kill(&self) {
-        match *self {
-            Members::User(uid) => {
-                let _ = users::kill_all(uid);
-            }
-            Members::Tree(_) => self.signal(Signal::SIGKILL),
-        }
+        self.signal(Signal::SIGKILL);
     }
 }
 
@@ -226,6 +225,7 @@ fn watchdog() {
                 }
             }
         }
+        super::cgroup::remove_pending();
         std::thread::sleep(PERIOD);
         w = WATCHED.lock().unwrap_or_else(|p| p.into_inner());
     }
