@@ -84,6 +84,7 @@
 pub mod bot;
 pub mod check;
 pub mod console;
+pub mod escape;
 pub mod game;
 pub mod grade;
 pub mod league;

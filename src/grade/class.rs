@@ -11,10 +11,11 @@ use serde::{Deserialize, Serialize};
 
 use super::rubric::Form;
 use super::{grade, GradeConfig, GradeReport};
+use crate::escape::csv::line as csv_line;
 use crate::game::GameKind;
 use crate::grade::feedback::{grading_leaderboard, GradeResult, LeaderboardEntry};
 use crate::grade::graders::Format;
-use crate::play::text::{csv_line, format_points};
+use crate::play::text::format_points;
 use crate::play::Observer;
 use crate::protocol::ForfeitReason;
 
@@ -1075,7 +1076,7 @@ fn one_line(text: &str) -> String {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("");
     let more = lines.next().is_some();
-    let mut out = crate::play::text::visible(first);
+    let mut out = crate::escape::terminal::line(first).into_owned();
     if more {
         out.push_str(" (more in the feedback page)");
     }

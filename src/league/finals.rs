@@ -420,7 +420,7 @@ fn grade_result(
 
 /// The standings as CSV.
 pub fn standings_csv(ladder: &Ladder) -> String {
-    use crate::play::text::csv_line;
+    use crate::escape::csv::line as csv_line;
     let f = |x: Option<f64>| x.map_or_else(String::new, |v| format!("{v:.1}"));
     let mut out = csv_line([
         "rank", "name", "version", "anchor", "rating", "low", "high", "games", "wins", "draws",

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use super::db::{now, Db, Entry, RatingPoint};
 use super::{LadderCache, LeagueSettings, Snapshot, LADDER};
-use crate::report::html_escape as esc;
+use crate::escape::html::text as esc;
 
 /// How often the ladder is refreshed while games arrive.
 pub const REFIT_EVERY: Duration = Duration::from_secs(3);
@@ -485,7 +485,7 @@ fn student_main(s: &Shared, name: &str) -> anyhow::Result<Option<String>> {
                 out,
                 "<h3>Version {} admission log</h3><pre class=\"log\">{}</pre>",
                 v.version,
-                esc(&crate::play::text::visible(&v.log).replace("\\n", "\n"))
+                esc(&v.log)
             );
         }
     }
