@@ -41,25 +41,25 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<ExitCode> {
         }
     );
     if lacks.is_empty() {
-        println!("the sandbox gives every guarantee here ({offered})");
+        outln!("the sandbox gives every guarantee here ({offered})");
     } else {
-        println!("the sandbox cannot give every guarantee here ({offered}):");
+        outln!("the sandbox cannot give every guarantee here ({offered}):");
         for l in &lacks {
-            println!("  - {l}");
+            outln!("  - {l}");
         }
-        println!("--sandbox is refused; --sandbox=best-effort runs without these");
+        outln!("--sandbox is refused; --sandbox=best-effort runs without these");
     }
     if let (Some(game), Some(text)) = (args.game, &args.bot) {
         let mut spec = with_game!(game, G => BotSpec::resolve::<G>(text))?;
         spec.adjust(&args.process.settings());
         match &spec {
-            BotSpec::Builtin(b) => println!("bot {b} is built in: it runs inside referee"),
+            BotSpec::Builtin(b) => outln!("bot {b} is built in: it runs inside referee"),
             BotSpec::External(e) => {
-                println!("bot {} may read:", e.name);
+                outln!("bot {} may read:", e.name);
                 for dir in readable(e, &e.sandbox_read) {
-                    println!("  {}", dir.display());
+                    outln!("  {}", dir.display());
                 }
-                println!("and write only to its private temporary folder");
+                outln!("and write only to its private temporary folder");
             }
         }
     }

@@ -19,7 +19,7 @@ fn escape_specials(json: String) -> String {
     }
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
-        if is_special(c) && !matches!(c, '\n' | ' ') {
+        if is_special(c) && c != '\n' {
             // Every special character is in the Basic Multilingual Plane.
             out.push_str(&format!("\\u{:04x}", c as u32));
         } else {
@@ -39,6 +39,20 @@ pub fn to_string<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String>
     serde_json::to_string(value).map(escape_specials)
 }
 
+/// `value` as one line of JSON in bytes, safe to print (a record of
+/// `games.jsonl`). Mostly ASCII: the common case is one scan, no copy.
+pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Vec<u8>> {
+    let bytes = serde_json::to_vec(value)?;
+    if bytes.iter().all(|&b| b < 0x7f) {
+        return Ok(bytes);
+    }
+    // serde_json writes UTF-8.
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(escape_specials(text).into_bytes()),
+        Err(e) => Ok(e.into_bytes()),
+    }
+}
+
 /// `value` as indented JSON, safe to print on a terminal.
 pub fn to_string_pretty<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     serde_json::to_string_pretty(value).map(escape_specials)
@@ -54,7 +68,8 @@ mod props {
         fn the_same_value_with_nothing_special(
             v in prop::collection::vec(crate::escape::terminal::props::hostile(), 0..4)
         ) {
-            for j in [to_string(&v).unwrap(), to_string_pretty(&v).unwrap()] {
+            let bytes = String::from_utf8(to_vec(&v).unwrap()).unwrap();
+            for j in [to_string(&v).unwrap(), to_string_pretty(&v).unwrap(), bytes] {
                 prop_assert!(j.chars().all(|c| !is_special(c) || c == '\n'));
                 let back: Vec<String> = serde_json::from_str(&j).unwrap();
                 prop_assert_eq!(&back, &v);

@@ -341,11 +341,11 @@ impl GradedLog {
         let path = out.join(GRADED);
         // Rewritten whole, then renamed: a torn line or a student no longer
         // in the class is gone, and a kill never leaves half a header.
-        let mut text = serde_json::to_string(&GradedHeader {
+        let mut text = crate::escape::json::to_string(&GradedHeader {
             settings: settings.to_string(),
         })? + "\n";
         for r in kept {
-            text += &(serde_json::to_string(r)? + "\n");
+            text += &(crate::escape::json::to_string(r)? + "\n");
         }
         let tmp = out.join(format!(".{GRADED}.tmp"));
         std::fs::write(&tmp, text)
@@ -363,7 +363,7 @@ impl GradedLog {
 
     fn append(&self, row: &GradebookRow) -> anyhow::Result<()> {
         use std::io::Write;
-        let line = serde_json::to_string(row)? + "\n";
+        let line = crate::escape::json::to_string(row)? + "\n";
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
         f.write_all(line.as_bytes())
             .with_context(|| format!("cannot write {}", self.path.display()))
@@ -637,7 +637,7 @@ pub fn grade_class(
                 .collect(),
         };
         let path = out.dir.join(SHARD);
-        std::fs::write(&path, serde_json::to_string_pretty(&info)? + "\n")
+        std::fs::write(&path, crate::escape::json::to_string_pretty(&info)? + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
         settings = format!("{settings} --shard {k}/{n}");
     }
@@ -933,8 +933,11 @@ pub fn write_gradebook(
 ) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let json_path = out.join("gradebook.json");
-    std::fs::write(&json_path, serde_json::to_string_pretty(rows)? + "\n")
-        .with_context(|| format!("cannot write {}", json_path.display()))?;
+    std::fs::write(
+        &json_path,
+        crate::escape::json::to_string_pretty(rows)? + "\n",
+    )
+    .with_context(|| format!("cannot write {}", json_path.display()))?;
     let csv_path = out.join("gradebook.csv");
     let mut csv = csv_line([
         "student",

@@ -243,8 +243,11 @@ pub fn export(dir: &Path, out: &Path, rubric: Option<&Path>) -> anyhow::Result<V
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut written = Vec::new();
     let json = out.join("standings.json");
-    std::fs::write(&json, serde_json::to_string_pretty(&ladder)? + "\n")
-        .with_context(|| format!("cannot write {}", json.display()))?;
+    std::fs::write(
+        &json,
+        crate::escape::json::to_string_pretty(&ladder)? + "\n",
+    )
+    .with_context(|| format!("cannot write {}", json.display()))?;
     let csv = out.join("standings.csv");
     std::fs::write(&csv, standings_csv(&ladder))
         .with_context(|| format!("cannot write {}", csv.display()))?;

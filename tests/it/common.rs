@@ -207,3 +207,41 @@ pub fn resume_equals_full(file: &str, cut: &str, full: &str, total: usize) {
     assert_eq!(lines(cut), total);
     assert_eq!(standings(cut), standings(full));
 }
+
+/// A process started in a process group of its own (a server, and every
+/// bot it starts), stdout piped: killed with its whole group and reaped
+/// when dropped, so that nothing outlives a test, even a failed one.
+pub struct Group {
+    /// The group's leader.
+    pub child: std::process::Child,
+}
+
+impl Group {
+    /// Starts `cmd` in a new process group, stdin from /dev/null, stdout
+    /// piped, stderr dropped.
+    pub fn spawn(cmd: &mut Command) -> Group {
+        use std::os::unix::process::CommandExt;
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("the process starts");
+        Group { child }
+    }
+
+    /// Whether the leader is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        use nix::sys::signal::{killpg, Signal};
+        use nix::unistd::Pid;
+        let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}

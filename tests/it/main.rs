@@ -12,6 +12,7 @@ mod grade;
 mod grade_all;
 mod graders;
 mod grading;
+mod hostile_words;
 mod layers;
 mod league;
 mod matches;
