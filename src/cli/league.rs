@@ -103,6 +103,13 @@ struct ServeArgs {
     /// Address to listen on (port 0 picks a free one, printed at start).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: String,
+    /// Connections served at once; one more is answered 503 and closed.
+    #[arg(long, default_value_t = league::http::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Connections served at once from one IP address (raise it behind a
+    /// reverse proxy, where every browser comes from the proxy's address).
+    #[arg(long, default_value_t = league::http::DEFAULT_MAX_PER_ADDRESS)]
+    max_per_address: usize,
 }
 
 #[derive(Args, Debug)]
@@ -320,7 +327,12 @@ fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         .parse()
         .map_err(|_| anyhow::anyhow!("--listen: '{}' is not an ADDRESS:PORT", a.listen))?;
     referee::play::interrupt::install(super::tell)?;
-    league::web::serve(&a.dir, addr, |bound| {
+    let limits = league::http::WebLimits {
+        max_connections: a.max_connections,
+        max_per_address: a.max_per_address,
+        ..Default::default()
+    };
+    league::web::serve(&a.dir, addr, limits, |bound| {
         outln!(
             "serving {} on http://{bound}/ (Ctrl-C stops)",
             a.dir.display()

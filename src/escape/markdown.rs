@@ -4,10 +4,10 @@
 //! Bot- and student-controlled text goes into a page in one of three
 //! ways, and in none can it make a link, an image, emphasis, a heading, a
 //! list, a new table row or cell, or raw HTML:
-//! - [`text`]: running text, every ASCII punctuation character
-//!   backslash-escaped (CommonMark lets any of them be, and an escaped one
-//!   is always literal), line breaks shown as `\n`; safe in a table cell
-//!   and at the start of a line;
+//! - [`text`]: running text, backslash-escaped wherever Markdown could
+//!   read it (an escaped ASCII punctuation character is always literal),
+//!   line breaks shown as `\n`; safe in a table cell and at the start of
+//!   a line;
 //! - [`code`]: an inline code span, whose content Markdown never reads,
 //!   fenced by more backticks than the longest run inside it;
 //! - [`block`]: a fenced code block for text of several lines (a stderr
@@ -18,25 +18,47 @@
 
 use super::terminal;
 
-/// Running text: every ASCII punctuation character backslash-escaped, so
-/// that `*bold*`, `[a](javascript:x)`, `![i](u)`, `<b>`, `&lt;`, `# h`,
-/// `| cell`, `1. list` and `www.x.org` (an autolink) are all shown as
-/// typed; line breaks and the other characters a terminal acts on as
-/// visible escapes ([`terminal::line`]), so the text stays on its line
-/// (a table row, a list item).
+/// The characters [`text`] escapes wherever they are: each starts or
+/// ends emphasis, code, a link or an image, raw HTML, an entity, a table
+/// cell, strikethrough, an ATX heading's closing run, math (`$` on
+/// GitHub), an email autolink, or is the escape itself.
+const ALWAYS: &[char] = &[
+    '\\', '`', '*', '_', '[', ']', '<', '>', '&', '|', '~', '#', '@', '$',
+];
+
+/// Running text, escaped with backslashes (CommonMark lets any ASCII
+/// punctuation be, and an escaped one is always literal) where Markdown
+/// could read it: every character of [`ALWAYS`]; the first character when
+/// it is punctuation (a list, a quote, a heading); the `.` or `)` after
+/// leading digits (an ordered list); the `:` of `://` and the `.` of
+/// `www.` (GFM's autolinks). So `*bold*`, `[a](javascript:x)`, `![i](u)`,
+/// `<b>`, `&lt;`, `# h`, `| cell`, `1. list`, `https://x` and `www.x.org`
+/// are all shown as typed, and ordinary text (`bot.py`, `it failed:
+/// exit 1`) reads as it is. Line breaks and the other characters a
+/// terminal acts on are visible escapes ([`terminal::line`]), so the text
+/// stays on its line (a table row, a list item).
 ///
 /// ```
 /// use referee::escape::markdown;
 ///
 /// assert_eq!(markdown::text("**hi** <b>"), r"\*\*hi\*\* \<b\>");
-/// assert_eq!(markdown::text("[x](javascript:y)"), r"\[x\]\(javascript\:y\)");
+/// assert_eq!(markdown::text("[x](javascript:y)"), r"\[x\](javascript:y)");
 /// assert_eq!(markdown::text("a|b\nc"), r"a\|b\\nc");
+/// assert_eq!(markdown::text("1. see https://www.x.org"), r"1\. see https\://www\.x.org");
+/// assert_eq!(markdown::text("bot.py: exit 1"), "bot.py: exit 1");
 /// ```
 pub fn text(s: &str) -> String {
     let s = terminal::line(s);
+    let b = s.as_bytes();
+    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
     let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if c.is_ascii_punctuation() {
+    for (i, c) in s.char_indices() {
+        let escape = ALWAYS.contains(&c)
+            || (i == 0 && c.is_ascii_punctuation())
+            || (digits > 0 && i == digits && matches!(c, '.' | ')'))
+            || (c == ':' && b[i + 1..].starts_with(b"//"))
+            || (c == '.' && i >= 3 && b[i - 3..i].eq_ignore_ascii_case(b"www"));
+        if escape {
             out.push('\\');
         }
         out.push(c);
@@ -113,22 +135,61 @@ mod props {
     use crate::escape::terminal::props::hostile;
     use proptest::prelude::*;
 
-    /// Whether `t` (output of [`text`]) has an ASCII punctuation character
-    /// that is not backslash-escaped (the backslash itself escaped).
-    fn unescaped_punctuation(t: &str) -> Option<usize> {
-        let b = t.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            if b[i] == b'\\' {
-                if !b.get(i + 1).is_some_and(|c| c.is_ascii_punctuation()) {
-                    return Some(i);
+    /// The characters of `t` (output of [`text`]) that are not
+    /// backslash-escaped, with their byte offsets; `None` when a backslash
+    /// escapes no punctuation (it would then be read as itself, and could
+    /// hide what follows).
+    fn unescaped(t: &str) -> Option<Vec<(usize, char)>> {
+        let mut out = Vec::new();
+        let mut chars = t.char_indices();
+        while let Some((i, c)) = chars.next() {
+            if c == '\\' {
+                match chars.next() {
+                    Some((_, n)) if n.is_ascii_punctuation() => {}
+                    _ => return None,
                 }
-                i += 2;
-            } else if b[i].is_ascii_punctuation() {
-                return Some(i);
             } else {
-                i += 1;
+                out.push((i, c));
             }
+        }
+        Some(out)
+    }
+
+    /// Whether `t` holds Markdown a renderer could read as markup.
+    fn markup(t: &str) -> Option<String> {
+        let Some(plain) = unescaped(t) else {
+            return Some("a lone backslash".into());
+        };
+        if let Some((_, c)) = plain.iter().find(|(_, c)| ALWAYS.contains(c)) {
+            return Some(format!("{c:?} unescaped"));
+        }
+        if plain
+            .first()
+            .is_some_and(|&(i, c)| i == 0 && c.is_ascii_punctuation())
+        {
+            return Some("a leading punctuation character".into());
+        }
+        // The unescaped characters in a row, as a renderer sees them.
+        let seen: String = plain
+            .iter()
+            .enumerate()
+            .map(|(k, &(i, c))| {
+                // A character after an escaped one does not continue a run.
+                let joined = k == 0 || plain[k - 1].0 + plain[k - 1].1.len_utf8() == i;
+                if joined {
+                    c.to_string()
+                } else {
+                    format!("\u{0}{c}")
+                }
+            })
+            .collect();
+        let lower = seen.to_ascii_lowercase();
+        if lower.contains("://") || lower.contains("www.") {
+            return Some("an autolink".into());
+        }
+        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && matches!(t.as_bytes().get(digits), Some(b'.' | b')')) {
+            return Some("an ordered list".into());
         }
         None
     }
@@ -167,7 +228,7 @@ mod props {
         #[test]
         fn text_leaves_no_markup_and_one_line(s in hostile()) {
             let t = text(&s);
-            prop_assert_eq!(unescaped_punctuation(&t), None, "{}", t);
+            prop_assert_eq!(markup(&t), None, "{}", t);
             prop_assert!(!t.contains(['\n', '\r']));
             prop_assert!(t.chars().all(|c| !is_special(c)));
         }

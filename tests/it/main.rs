@@ -23,6 +23,7 @@ mod reuse;
 mod runs;
 mod sandbox;
 mod sandbox_trust;
+mod slow_clients;
 mod slurm;
 mod swiss;
 mod tournament;
