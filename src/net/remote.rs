@@ -30,8 +30,11 @@ pub(crate) struct Conn {
     reader: LineReader<TcpStream>,
     writer: TcpStream,
     max_line: usize,
-    /// False once the client is gone or must be dropped.
+    /// False once the client is gone or must be dropped (after what is
+    /// still to be said to it).
     open: bool,
+    /// Set once a write failed: nothing more is written.
+    broken: bool,
 }
 
 impl Conn {
@@ -43,15 +46,16 @@ impl Conn {
             writer: stream,
             max_line,
             open: true,
+            broken: false,
         })
     }
 
     /// Writes `text` whole within [`WRITE_STALL`]; a failure marks the
-    /// connection closed, and nothing more is written to a closed one (each
+    /// connection closed, and nothing more is written after one (each
     /// later message would wait its own [`WRITE_STALL`] otherwise: a client
     /// that stopped reading held its slot for several of them).
     pub(crate) fn send(&mut self, text: &str) -> io::Result<()> {
-        if !self.open {
+        if self.broken {
             return Err(io::Error::new(
                 io::ErrorKind::NotConnected,
                 "the connection is closed",
@@ -64,6 +68,7 @@ impl Conn {
         );
         if r.is_err() {
             self.open = false;
+            self.broken = true;
         }
         r
     }

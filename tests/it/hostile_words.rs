@@ -9,7 +9,7 @@
 //! (`cmark-gfm`, raw HTML allowed, autolinks and tables on), and the HTML
 //! it makes is checked for links, images, emphasis and scripts.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -339,15 +339,6 @@ fn a_hostile_submission_reaches_no_grading_output_raw() {
     assert_report_safe(&out.join("tournament").join("report.html"));
 }
 
-/// The first line of a started server's stdout.
-fn first_line(g: &mut Group) -> String {
-    let mut first = String::new();
-    if let Some(so) = g.child.stdout.take() {
-        let _ = BufReader::new(so).read_line(&mut first);
-    }
-    first
-}
-
 /// A GET over plain HTTP/1.1: the answer's body.
 fn get(addr: &str, path: &str) -> String {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
@@ -376,25 +367,7 @@ fn a_hostile_submission_to_a_league_shows_on_no_page_raw() {
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         o
     };
-    ok(&[
-        "league",
-        "init",
-        d,
-        "--game",
-        "tictactoe",
-        "--anchor",
-        "random",
-        "--anchor",
-        "greedy",
-    ]);
-    let settings = l.join("league.toml");
-    let text = std::fs::read_to_string(&settings).unwrap();
-    std::fs::write(
-        &settings,
-        text.replace("sandbox = true", "sandbox = \"best-effort\"")
-            .replace("placement_games = 48", "placement_games = 8"),
-    )
-    .unwrap();
+    crate::common::league_init(&l);
     let eve = tmp.path().join("eve");
     hostile_bot(&eve);
     std::fs::remove_file(eve.join("bot.toml")).unwrap();
@@ -417,13 +390,7 @@ fn a_hostile_submission_to_a_league_shows_on_no_page_raw() {
         "--listen",
         "127.0.0.1:0",
     ]));
-    let first = first_line(&mut server);
-    let addr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|x| x.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {first:?}"))
-        .to_string();
+    let addr = server.address().to_string();
     let page = get(&addr, "/student/eve");
     assert!(page.contains("admission log"), "{page}");
     assert_printable("/student/eve", page.as_bytes());
