@@ -427,16 +427,18 @@ pub(crate) struct Allowance {
     /// Whether the bot has replied to anything yet (in this process, or on
     /// this connection): a bot that dies before any reply failed to start.
     pub replied_before: bool,
+    /// The tolerance added to the limit (`TimeControl::slack_ms`).
+    pub slack_ms: u64,
 }
 
 impl Allowance {
-    /// The whole limit for this reply.
+    /// The whole limit for this reply, tolerance included.
     pub(crate) fn limit(&self) -> Duration {
-        Duration::from_millis(self.move_ms + self.startup_ms)
+        Duration::from_millis(self.move_ms + self.startup_ms + self.slack_ms)
     }
 
     fn limit_text(&self) -> String {
-        if self.startup_ms > 0 {
+        let mut text = if self.startup_ms > 0 {
             format!(
                 "{} ms ({} ms per move + {} ms start-up allowance on its first turn)",
                 self.move_ms + self.startup_ms,
@@ -445,7 +447,11 @@ impl Allowance {
             )
         } else {
             format!("{} ms", self.move_ms)
+        };
+        if self.slack_ms > 0 {
+            text += &format!(" and {} ms of tolerance", self.slack_ms);
         }
+        text
     }
 }
 
@@ -789,6 +795,7 @@ mod tests {
             move_ms: 1000,
             startup_ms: if first { 2000 } else { 0 },
             replied_before: !first,
+            slack_ms: 0,
         }
     }
 
@@ -1068,6 +1075,7 @@ mod props {
             move_ms: 1000,
             startup_ms: if first { 2000 } else { 0 },
             replied_before: !first,
+            slack_ms: 0,
         };
         if let Ok(mv) = judge_reply(h, pos, &allow) {
             assert!(pos.legal_moves().contains(&mv));

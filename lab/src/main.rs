@@ -8,6 +8,7 @@
 mod baseline;
 mod net_tools;
 mod strength;
+mod today;
 
 use std::process::ExitCode;
 

@@ -18,7 +18,7 @@ use referee::bot::uttt::lab::{
     features, map_cell, map_feature, Mcts, PolicyNet, SearchConfig, ValueNet, H1, H2, INPUTS,
     MAX_ACTIVE,
 };
-use referee::game::{Game, Outcome, Seat, Uttt, UtttMove};
+use referee::game::{Game, Outcome, Rules, Seat, Uttt, UtttMove};
 
 /// FNV-1a over the bytes of `x`, from `h`: a game's seed from the run's.
 fn mix(h: u64, x: u64) -> u64 {
@@ -54,6 +54,7 @@ fn data_game(
     seed: u64,
     max_plies: u32,
     sample_before: usize,
+    rules: Rules,
 ) -> (Vec<Seen>, Option<Outcome>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
 
@@ -66,7 +67,7 @@ fn data_game(
             e.set_policy_net(net);
         }
     }
-    let mut pos = Uttt::new();
+    let mut pos = Uttt::new().under_rules(rules);
     for _ in 0..rng.random_range(0..=max_plies) {
         if let Some(mv) = pos.random_move(&mut rng) {
             pos.play_unchecked(mv);
@@ -145,6 +146,15 @@ pub struct DataArgs {
     /// The engines' policy network file (default: the built-in one).
     #[arg(long)]
     policy_net: Option<PathBuf>,
+    /// The rule the games are played and scored under (`codingame`: a
+    /// full board without a line goes to the player with more boards).
+    #[arg(long, default_value = "standard", value_parser = parse_rules)]
+    rules: Rules,
+}
+
+/// A rule's name (`standard` or `codingame`).
+pub fn parse_rules(text: &str) -> Result<Rules, String> {
+    text.parse().map_err(|e| format!("{e}"))
 }
 
 /// Runs `referee-lab data`.
@@ -153,8 +163,11 @@ pub fn data(a: &DataArgs) -> anyhow::Result<()> {
     let threads = a.threads.max(1);
     let net = net_file(&a.value_net, ValueNet::load).context("--value-net")?;
     let policy = net_file(&a.policy_net, PolicyNet::load).context("--policy-net")?;
+    // The data's own sampling spreads the games; the engine's variety
+    // stays off so that every move recorded is the search's choice.
     let cfg = SearchConfig {
         iterations: a.iters.max(1),
+        vary_plies: 0,
         ..SearchConfig::optimal()
     };
     let out = a.out.display().to_string();
@@ -177,6 +190,7 @@ pub fn data(a: &DataArgs) -> anyhow::Result<()> {
                     mix(seed, g as u64),
                     max_plies,
                     sample_before,
+                    a.rules,
                 );
                 let Some(outcome) = outcome else {
                     continue;
@@ -977,7 +991,7 @@ mod tests {
             iterations: 200,
             ..SearchConfig::optimal()
         };
-        let (seen, outcome) = data_game(cfg, (None, None), 5, 4, 20);
+        let (seen, outcome) = data_game(cfg, (None, None), 5, 4, 20, Rules::Standard);
         assert!(outcome.is_some());
         assert!(seen.len() > 10);
         for (pos, q, visits) in &seen {
@@ -986,8 +1000,15 @@ mod tests {
             assert!(visits.iter().all(|(m, _)| legal.contains(m)), "{pos}");
         }
         // The same seed, the same game.
-        let again = data_game(cfg, (None, None), 5, 4, 20);
+        let again = data_game(cfg, (None, None), 5, 4, 20, Rules::Standard);
         assert_eq!(again.0, seen);
+        // Under CodinGame's rule every position searched is under it (so
+        // the games end and are scored by it).
+        let (seen, outcome) = data_game(cfg, (None, None), 5, 4, 20, Rules::CodinGame);
+        assert!(outcome.is_some());
+        assert!(seen
+            .iter()
+            .all(|(pos, _, _)| pos.options().rules == Rules::CodinGame));
     }
 
     #[test]

@@ -7,10 +7,14 @@
 //! budget (`--time-ms`, load-dependent).
 //!
 //! Opponents (`--opponent`): `baseline` (the default), the engine as it
-//! was before issue 20 (baseline.rs, frozen); `self`, today's `optimal`
-//! with its default settings (the flags for optimal then measure a change
-//! against the current engine); and `uct`, plain UCT with random
-//! rollouts. `--sprt elo0=0,elo1=10` (fastchess's syntax) stops the match
+//! was before issue 20 (baseline.rs, frozen); `today`, the engine as it
+//! was when issue 65 began (today.rs, frozen); `self`, the current
+//! `optimal` with its default settings (the flags for optimal then
+//! measure a change against the current engine); and `uct`, plain UCT
+//! with random rollouts. `--rules codingame` plays and scores the games
+//! under CodinGame's rule (a full board goes to more boards won), and
+//! `--plies 0` plays them from the empty board, where only the engines'
+//! seeds (`optimal`'s variety of the first plies) make them differ. `--sprt elo0=0,elo1=10` (fastchess's syntax) stops the match
 //! when a sequential probability ratio test on the game pairs decides
 //! (exact with `--threads 1`; with more threads pairs are counted as they
 //! finish). After a match it prints each engine's iterations per second
@@ -28,17 +32,20 @@ use comfy_table::Table;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use referee::bot::uttt::lab::{Mcts, PolicyNet, SearchConfig, ValueNet, MAX_NODES};
-use referee::game::{Game, Seat, Uttt, UtttMove};
+use referee::game::{Game, Rules, Seat, Uttt, UtttMove};
 use referee::play::standings::Wdl;
 use referee::play::stats::{elo_pentanomial, elo_trinomial, Pentanomial, Sprt, SprtStatus};
 
 use crate::baseline::{BaselineConfig, BaselineMcts};
+use crate::today::{TodayConfig, TodayMcts};
 
 /// The opponent of `optimal`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Opponent {
     /// The engine as it was before issue 20 (frozen, baseline.rs).
     Baseline,
+    /// The engine as it was when issue 65 began (frozen, today.rs).
+    Today,
     /// Today's `optimal` at its defaults (its own `--opp-*` networks).
     #[value(name = "self")]
     Itself,
@@ -107,6 +114,12 @@ pub struct StrengthArgs {
     /// The `self` opponent's policy network file.
     #[arg(long)]
     opp_policy_net: Option<PathBuf>,
+    /// Optimal's plies of variety from the start (default: its default).
+    #[arg(long)]
+    vary: Option<u32>,
+    /// The rule the games are played and scored under.
+    #[arg(long, default_value = "standard", value_parser = crate::net_tools::parse_rules)]
+    rules: Rules,
 }
 
 fn parse_sprt(text: &str) -> Result<Sprt, String> {
@@ -134,8 +147,10 @@ struct Setup {
     ours: SearchConfig,
     theirs: SearchConfig,
     baseline: BaselineConfig,
+    today: TodayConfig,
     nets: (&'static ValueNet, &'static PolicyNet),
     opp_nets: (&'static ValueNet, &'static PolicyNet),
+    rules: Rules,
 }
 
 impl Setup {
@@ -154,6 +169,7 @@ impl Setup {
             max_nodes,
             puct: a.puct.unwrap_or(base.puct),
             puct_fpu: a.fpu.unwrap_or(base.puct_fpu),
+            vary_plies: a.vary.unwrap_or(base.vary_plies),
             ..base
         };
         let theirs = match a.opponent {
@@ -173,6 +189,12 @@ impl Setup {
             time,
             ..BaselineConfig::optimal()
         };
+        let today = TodayConfig {
+            iterations: opp_iters,
+            time,
+            max_nodes: a.opp_max_nodes.unwrap_or(max_nodes).clamp(1000, MAX_NODES),
+            ..TodayConfig::optimal()
+        };
         let value = |p| network(p, ValueNet::builtin, ValueNet::load);
         let policy = |p| network(p, PolicyNet::builtin, PolicyNet::load);
         Ok(Setup {
@@ -180,6 +202,8 @@ impl Setup {
             ours,
             theirs,
             baseline,
+            today,
+            rules: a.rules,
             nets: (
                 value(&a.value_net).context("--value-net")?,
                 policy(&a.policy_net).context("--policy-net")?,
@@ -203,6 +227,7 @@ impl Setup {
             Opponent::Baseline => {
                 Engine::Baseline(Box::new(BaselineMcts::new(self.baseline, seed)))
             }
+            Opponent::Today => Engine::Today(Box::new(TodayMcts::new(self.today, seed))),
             Opponent::Uct => Engine::Ours(Box::new(Mcts::new(self.theirs, seed))),
             Opponent::Itself => {
                 let mut m = Mcts::new(self.theirs, seed);
@@ -216,6 +241,7 @@ impl Setup {
     fn name(&self) -> &'static str {
         match self.opponent {
             Opponent::Baseline => "baseline",
+            Opponent::Today => "today",
             Opponent::Itself => "self",
             Opponent::Uct => "uct",
         }
@@ -225,6 +251,7 @@ impl Setup {
 enum Engine {
     Ours(Box<Mcts>),
     Baseline(Box<BaselineMcts>),
+    Today(Box<TodayMcts>),
 }
 
 impl Engine {
@@ -232,6 +259,7 @@ impl Engine {
         match self {
             Engine::Ours(m) => m.search(pos),
             Engine::Baseline(m) => m.search(pos),
+            Engine::Today(m) => m.search(pos),
         }
     }
 
@@ -240,7 +268,7 @@ impl Engine {
     fn setup(&self) -> (u64, u64) {
         match self {
             Engine::Ours(m) => (m.stats().setup.as_nanos() as u64, m.stats().nodes as u64),
-            Engine::Baseline(_) => (0, 0),
+            Engine::Baseline(_) | Engine::Today(_) => (0, 0),
         }
     }
 
@@ -248,6 +276,7 @@ impl Engine {
         match self {
             Engine::Ours(m) => m.stats().iterations,
             Engine::Baseline(m) => m.stats().iterations,
+            Engine::Today(m) => m.stats().iterations,
         }
     }
 }
@@ -261,9 +290,10 @@ static IN_GAMES: [[AtomicU64; 5]; 2] = [
     [const { AtomicU64::new(0) }; 5],
 ];
 
-/// One game from `opening`; returns optimal's points.
-fn game(setup: &Setup, opening: &[UtttMove], optimal_seat: Seat, seed: u64) -> f64 {
-    let mut pos = Uttt::new();
+/// One game from `opening`; returns optimal's points and whether the
+/// rule decided the game (a full board, on boards won).
+fn game(setup: &Setup, opening: &[UtttMove], optimal_seat: Seat, seed: u64) -> (f64, bool) {
+    let mut pos = Uttt::new().under_rules(setup.rules);
     for &mv in opening {
         pos.play_unchecked(mv);
     }
@@ -292,7 +322,20 @@ fn game(setup: &Setup, opening: &[UtttMove], optimal_seat: Seat, seed: u64) -> f
             None => break,
         }
     }
-    pos.outcome().map_or(0.5, |o| o.points(optimal_seat))
+    (
+        pos.outcome().map_or(0.5, |o| o.points(optimal_seat)),
+        pos.decided_by_rule().is_some(),
+    )
+}
+
+/// What a match counts: optimal's results, its pairs, its results by
+/// seat (as X, as O) and the games the rule decided.
+#[derive(Default)]
+struct Counts {
+    wdl: Wdl,
+    penta: Pentanomial,
+    by_seat: [Wdl; 2],
+    by_rule: u64,
 }
 
 /// Prints the engines' speed inside the games played.
@@ -377,7 +420,7 @@ pub fn run(a: &StrengthArgs) -> anyhow::Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     let threads = a.threads.unwrap_or(cores).max(1);
     let next_pair = AtomicU64::new(0);
-    let results = Mutex::new((Wdl::default(), Pentanomial::default()));
+    let results = Mutex::new(Counts::default());
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
@@ -395,13 +438,17 @@ pub fn run(a: &StrengthArgs) -> anyhow::Result<()> {
                         p.play_unchecked(mv);
                     }
                 }
-                let a = game(&setup, &opening, Seat::One, seed * 2);
-                let b = game(&setup, &opening, Seat::Two, seed * 2 + 1);
+                let (a, a_rule) = game(&setup, &opening, Seat::One, seed * 2);
+                let (b, b_rule) = game(&setup, &opening, Seat::Two, seed * 2 + 1);
                 if let Ok(mut guard) = results.lock() {
-                    let (r, penta) = &mut *guard;
-                    r.add(a);
-                    r.add(b);
-                    penta.add_pair(a, b);
+                    let c = &mut *guard;
+                    c.wdl.add(a);
+                    c.wdl.add(b);
+                    c.by_seat[0].add(a);
+                    c.by_seat[1].add(b);
+                    c.by_rule += u64::from(a_rule) + u64::from(b_rule);
+                    c.penta.add_pair(a, b);
+                    let (r, penta) = (&c.wdl, &c.penta);
                     let verdict = match sprt {
                         Some(t) => {
                             let report = t.report(penta);
@@ -425,7 +472,8 @@ pub fn run(a: &StrengthArgs) -> anyhow::Result<()> {
         }
     });
     eprintln!();
-    let (wdl, penta) = results.into_inner().unwrap_or_default();
+    let counts = results.into_inner().unwrap_or_default();
+    let (wdl, penta) = (counts.wdl, counts.penta);
     let elo = elo_trinomial(&wdl);
     let mut table = Table::new();
     table.set_header(vec![
@@ -443,12 +491,14 @@ pub fn run(a: &StrengthArgs) -> anyhow::Result<()> {
             Opponent::Uct => "uct (plain UCT, random rollouts)".to_string(),
             Opponent::Itself => "self (optimal, default settings)".to_string(),
             Opponent::Baseline => "baseline (optimal before issue 20)".to_string(),
+            Opponent::Today => "today (optimal before issue 65)".to_string(),
         },
         format!(
             "{} vs {}",
             setup.ours.iterations,
             match setup.opponent {
                 Opponent::Baseline => setup.baseline.iterations,
+                Opponent::Today => setup.today.iterations,
                 _ => setup.theirs.iterations,
             }
         ),
@@ -460,8 +510,24 @@ pub fn run(a: &StrengthArgs) -> anyhow::Result<()> {
         elo_pentanomial(&penta).to_string(),
     ]);
     println!("{table}");
+    println!(
+        "rule {}: optimal as X {}-{}-{}, as O {}-{}-{}; {} of {} games decided on boards won",
+        setup.rules,
+        counts.by_seat[0].wins,
+        counts.by_seat[0].draws,
+        counts.by_seat[0].losses,
+        counts.by_seat[1].wins,
+        counts.by_seat[1].draws,
+        counts.by_seat[1].losses,
+        counts.by_rule,
+        wdl.games()
+    );
     if let Some(t) = sprt {
-        println!("SPRT {t}: {}", t.report(&penta));
+        let report = t.report(&penta);
+        println!("SPRT {t}: {report}");
+        if report.status == SprtStatus::Continue {
+            println!("SPRT undecided: the cap of {games} games was reached");
+        }
     }
     print_in_games(kind);
     Ok(())

@@ -565,10 +565,16 @@ impl<G: Game> Bot<G> for ConsoleBot<G> {
         } else {
             Instant::now()
         };
-        let limit_ms = self.time.move_ms + if first { self.time.startup_ms } else { 0 };
+        let limit_ms =
+            self.time.move_ms + self.time.slack_ms + if first { self.time.startup_ms } else { 0 };
         let deadline = t0 + Duration::from_millis(limit_ms);
         let (screen, line) = self.await_move(pos, deadline, limit_ms, t0)?;
         let time_us = t0.elapsed().as_micros() as u64;
+        // Off move: a sandboxed program is frozen until the opponent's move
+        // is typed in (what it prints meanwhile waits in its pipe).
+        if let Some(p) = self.process.as_mut() {
+            p.pause();
+        }
         self.moved = true;
         self.last_time_us = Some(time_us);
         let turn = pos.ply() + 1;

@@ -306,6 +306,9 @@ impl<G: Game> ExternalBot<G> {
             // A bot that is already gone shows when its first reply is
             // awaited; a write error here changes nothing.
             let _ = p.send(&self.line, deadline);
+            // Sandboxed, it takes no CPU until its first turn (its start-up
+            // goes on then, within the start-up allowance).
+            p.pause();
         }
         Ok(())
     }
@@ -315,6 +318,7 @@ impl<G: Game> ExternalBot<G> {
             move_ms: self.time.move_ms,
             startup_ms: if fresh { self.time.startup_ms } else { 0 },
             replied_before: !fresh,
+            slack_ms: self.time.slack_ms,
         }
     }
 
@@ -355,8 +359,13 @@ impl<G: Game> ExternalBot<G> {
             move_ms: self.time.move_ms,
             startup_ms: if fresh { self.time.startup_ms } else { 0 },
             replied_before: !fresh,
+            slack_ms: self.time.slack_ms,
         };
         let limit = allow.limit();
+        // CodinGame's clock: a process started for this game may take its
+        // launch allowance to start before the turn's clock runs.
+        let launch = (fresh && !self.reused && self.time.launch_ms > 0)
+            .then(|| p.started() + Duration::from_millis(self.time.launch_ms));
         // Whatever waits in the pipe now was written when no reply was due.
         let stray = p.take_stray();
         let protocol = self.spec.speaks();
@@ -370,11 +379,17 @@ impl<G: Game> ExternalBot<G> {
                     let _ = writeln!(self.line, "{}", Command::Turn(pos));
                 }
             }
-            match p.send(&self.line, Instant::now() + limit) {
+            let now = Instant::now();
+            match p.send(&self.line, now.max(launch.unwrap_or(now)) + limit) {
                 Err(e) => Heard::Unsent(e),
                 Ok(()) => {
-                    // The clock starts once the whole turn line is in the pipe.
-                    let t0 = Instant::now();
+                    // The clock starts once the whole turn line is in the
+                    // pipe; on CodinGame's clock, once the bot has read it.
+                    let written = Instant::now();
+                    let t0 = match launch {
+                        Some(end) => p.await_first_read(written, end),
+                        None => written,
+                    };
                     match p.read_line(t0 + limit) {
                         Ok(reply) => reply.heard(t0),
                         Err(_) => Heard::Closed(Vec::new()),
@@ -382,6 +397,9 @@ impl<G: Game> ExternalBot<G> {
                 }
             }
         };
+        // Not on move any more: a sandboxed bot is frozen until its next
+        // turn, so that it takes no CPU from its opponent.
+        p.pause();
         if let Heard::Line(_, elapsed) = &heard {
             let us = elapsed.as_micros() as u64;
             self.last_time_us = Some(us);
@@ -473,6 +491,8 @@ impl<G: Game> Bot<G> for ExternalBot<G> {
             Some((pool, key)) => {
                 let sent = p.send(&self.line, Instant::now() + END_GRACE);
                 if sent.is_ok() && p.is_alive() {
+                    // Frozen while it waits for its next game.
+                    p.pause();
                     pool.put(*key, p);
                 } else {
                     p.kill();
@@ -511,10 +531,7 @@ mod tests {
     }
 
     fn time() -> TimeControl {
-        TimeControl {
-            move_ms: 2000,
-            startup_ms: 2000,
-        }
+        TimeControl::new(2000, 2000)
     }
 
     fn sh_bot(script: &str) -> ExternalBot<TicTacToe> {

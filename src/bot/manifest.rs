@@ -402,7 +402,10 @@ pub fn vet_submission(path: &Path) -> Result<(), String> {
     };
     let folder = path.parent().unwrap_or(Path::new("."));
     let own = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf());
-    for (key, value) in &table {
+    // `cwd` first: the command's paths are read from it.
+    let mut keys: Vec<(&String, &toml::Value)> = table.iter().collect();
+    keys.sort_by_key(|(k, _)| k.as_str() != "cwd");
+    for (key, value) in keys {
         match key.as_str() {
             "sandbox" => {
                 let off = match value {
@@ -443,10 +446,31 @@ pub fn vet_submission(path: &Path) -> Result<(), String> {
                         .collect(),
                     _ => Vec::new(),
                 };
-                if let Some(w) = words.iter().find(|w| escapes(w)) {
+                let cwd = table
+                    .get("cwd")
+                    .and_then(|c| c.as_str())
+                    .map_or_else(|| folder.to_path_buf(), |c| folder.join(c));
+                if let Some(w) = words.iter().find(|w| absolute(w)) {
+                    return refuse(
+                        key,
+                        &format!(
+                            "'{w}' is an absolute path: a submission names programs by name \
+                             (python3) or by a path inside its folder"
+                        ),
+                    );
+                }
+                if let Some(w) = words.iter().find(|w| escapes(w) || leaves(w, &cwd, &own)) {
                     return refuse(
                         key,
                         &format!("'{w}' names a path outside the submission's folder"),
+                    );
+                }
+            }
+            "env" => {
+                if value.get("PATH").is_some() {
+                    return refuse(
+                        "env.PATH",
+                        "the grader decides where programs are found (and what the bot may read)",
                     );
                 }
             }
@@ -490,15 +514,10 @@ const SUBMISSION_MAX_PROCESSES: u64 = DEFAULT_SANDBOX_PROCESSES;
 const SUBMISSION_MAX_TMP_MB: u64 = DEFAULT_TMP_MB;
 
 /// Whether a command word names a path outside the submission's folder:
-/// `..` that climbs out of it, after a `--flag=` prefix and item by item
-/// of a `:` list. Absolute paths are programs (`/usr/bin/python3`) and are
-/// confined by the sandbox like any other path.
+/// `..` that climbs out of it, in any of its [`path_pieces`]. (Absolute
+/// paths are refused apart, by [`absolute`].)
 fn escapes(word: &str) -> bool {
-    let value = match word.split_once('=') {
-        Some((flag, v)) if flag.starts_with('-') => v,
-        _ => word,
-    };
-    value.split(':').any(|item| {
+    path_pieces(word).any(|item| {
         let mut depth = 0i32;
         for part in Path::new(item).components() {
             match part {
@@ -512,6 +531,26 @@ fn escapes(word: &str) -> bool {
         }
         false
     })
+}
+
+/// The parts of a command word that could be paths: the word itself and
+/// every piece after a `=`, a `:` or a `,` (`--flag=x`, `-Xkey=x`, a class
+/// path `a:b`, a list `a,b`).
+fn path_pieces(word: &str) -> impl Iterator<Item = &str> {
+    word.split(['=', ':', ',']).filter(|p| !p.is_empty())
+}
+
+/// Whether a command word holds an absolute path anywhere in it.
+fn absolute(word: &str) -> bool {
+    path_pieces(word).any(|p| p.starts_with('/'))
+}
+
+/// Whether a command word names, from `cwd`, something that resolves
+/// (through symbolic links) outside the submission's folder `own`.
+fn leaves(word: &str, cwd: &Path, own: &Path) -> bool {
+    path_pieces(word)
+        .filter_map(|item| std::fs::canonicalize(cwd.join(item)).ok())
+        .any(|real| !real.starts_with(own))
 }
 
 /// 1-based line and column of byte `offset` in `text`.

@@ -36,15 +36,40 @@ pub struct TimeControl {
     pub move_ms: u64,
     /// Extra time on the first turn only, for interpreter start-up.
     pub startup_ms: u64,
+    /// CodinGame's clock when above 0: the time a freshly started process
+    /// may take before it takes its first input line, not counted in its
+    /// first turn, whose `move_ms + startup_ms` then run from that read
+    /// (CodinGame's referee times a turn from the input it writes). 0 (the
+    /// default): the first turn is timed from when its line is written,
+    /// start-up included.
+    pub launch_ms: u64,
+    /// Tolerance added to every limit, for the pipe's round trip and the
+    /// scheduling of a loaded machine (CodinGame's profile: 10 ms); 0 by
+    /// default.
+    pub slack_ms: u64,
 }
 
 impl TimeControl {
+    /// Limits of `move_ms` a move and `startup_ms` more on the first turn,
+    /// timed from the turn line, with no tolerance: referee's own clock.
+    pub const fn new(move_ms: u64, startup_ms: u64) -> TimeControl {
+        TimeControl {
+            move_ms,
+            startup_ms,
+            launch_ms: 0,
+            slack_ms: 0,
+        }
+    }
+
     /// CodinGame's limits: 1000 ms for the first turn, 100 ms for each
-    /// later one (a fresh process per game, so the first turn is the
-    /// start-up turn).
+    /// later one, each timed from when the bot takes its input (a fresh
+    /// process per game: the process may take 1000 ms to start before it
+    /// reads its first line), with 10 ms of tolerance on each.
     pub const CODINGAME: TimeControl = TimeControl {
         move_ms: 100,
         startup_ms: 900,
+        launch_ms: 1000,
+        slack_ms: 10,
     };
 }
 
@@ -80,10 +105,7 @@ impl std::str::FromStr for TimeProfile {
 
 impl Default for TimeControl {
     fn default() -> Self {
-        TimeControl {
-            move_ms: 1000,
-            startup_ms: 2000,
-        }
+        TimeControl::new(1000, 2000)
     }
 }
 

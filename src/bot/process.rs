@@ -235,9 +235,10 @@ pub(crate) struct BotProcess {
     answered: u64,
     /// Stderr bytes written before the current game began.
     log_mark: u64,
-    /// The sandbox's `pids` cgroup, removed once the process is reaped.
+    /// What confines a sandboxed bot (its user, copy, cgroups, watch),
+    /// released once the process is reaped.
     #[cfg(target_os = "linux")]
-    _cgroup: Option<super::sandbox::Cgroup>,
+    confinement: Option<super::sandbox::Confinement>,
     /// A pidfd of the process itself: readable once it has exited, so that
     /// waiting for a reply ends when the bot dies even though a child it
     /// started still holds its stdout open (a dead bot is not a slow one).
@@ -455,13 +456,15 @@ impl BotProcess {
         #[cfg(target_os = "linux")]
         if spec.sandbox.is_on() {
             super::sandbox::check(spec.sandbox).map_err(io::Error::other)?;
-            let (prepared, cgroup) =
+            let (prepared, mut confinement) =
                 super::sandbox::prepare(spec, tmp.path(), [limits[0], limits[1]], &env)?;
             let started = Instant::now();
             let mut groups = groups::live();
-            let s = super::sandbox::spawn(prepared)?;
+            let s = super::sandbox::child::spawn(&prepared)?;
             groups.push(s.pid.as_raw());
             drop(groups);
+            drop(prepared);
+            confinement.started(s.pid);
             let mut me = BotProcess::new(
                 s.pid,
                 ChildStdin::from(s.stdin),
@@ -470,7 +473,7 @@ impl BotProcess {
                 started,
                 tmp,
             );
-            me._cgroup = cgroup;
+            me.confinement = Some(confinement);
             me.log.denial_key = denial_key(spec);
             me.make_nonblocking()?;
             return Ok(me);
@@ -563,7 +566,7 @@ impl BotProcess {
             answered: 0,
             log_mark: 0,
             #[cfg(target_os = "linux")]
-            _cgroup: None,
+            confinement: None,
             #[cfg(target_os = "linux")]
             pidfd: rustix::process::Pid::from_raw(pid.as_raw()).and_then(|p| {
                 rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()
@@ -595,6 +598,24 @@ impl BotProcess {
         self.started
     }
 
+    /// Freezes a sandboxed bot, every process of it, while it is not on
+    /// move: it takes no CPU from its opponent (docs/sandbox.md). Nothing
+    /// for a bot outside the sandbox.
+    pub(crate) fn pause(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let (None, Some(c)) = (self.status, self.confinement.as_mut()) {
+            c.pause();
+        }
+    }
+
+    /// Lets a frozen bot run again, before anything is sent to it.
+    pub(crate) fn resume(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some(c) = self.confinement.as_mut() {
+            c.resume();
+        }
+    }
+
     /// Replies the process has given so far, over all its games.
     pub(crate) fn answered(&self) -> u64 {
         self.answered
@@ -605,9 +626,51 @@ impl BotProcess {
         self.answered += 1;
     }
 
+    /// Bytes written to the bot's stdin that it has not read yet; `None`
+    /// where that cannot be known (stdin closed, or not Linux).
+    fn unread_input(&self) -> Option<u64> {
+        #[cfg(target_os = "linux")]
+        {
+            let stdin = self.stdin.as_ref()?;
+            rustix::io::ioctl_fionread(stdin.as_fd()).ok()
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            None
+        }
+    }
+
+    /// CodinGame's clock for a fresh process's first turn: waits until the
+    /// bot has read everything written to it (the turn's input was written
+    /// at `written`), until it replies or dies, or until `launch_end` (its
+    /// start-up allowance), and returns when its turn's clock starts: the
+    /// read, or `launch_end` if it had not read by then, and never before
+    /// `written`. The read is seen within about a millisecond; where it
+    /// cannot be seen, the clock starts at `written`.
+    pub(crate) fn await_first_read(&mut self, written: Instant, launch_end: Instant) -> Instant {
+        loop {
+            let now = Instant::now();
+            match self.unread_input() {
+                Some(0) | None => return now.max(written),
+                Some(_) => {}
+            }
+            if self.buf.contains(&b'\n') || !self.stdout_open {
+                return now.max(written);
+            }
+            if now >= launch_end {
+                return launch_end.max(written);
+            }
+            let step = (launch_end - now).min(Duration::from_millis(1));
+            if self.wait(false, true, step).is_err() {
+                return now.max(written);
+            }
+        }
+    }
+
     /// Writes `line` (which must end in a newline) to the bot's stdin,
     /// waiting for pipe space no later than `deadline`.
     pub(crate) fn send(&mut self, line: &[u8], deadline: Instant) -> io::Result<()> {
+        self.resume();
         let mut rest = line;
         while !rest.is_empty() {
             let stdin = self
@@ -796,6 +859,7 @@ impl BotProcess {
         find: impl Fn(&[u8]) -> Option<usize>,
         deadline: Instant,
     ) -> io::Result<Reply> {
+        self.resume();
         loop {
             if let Some(n) = find(&self.buf) {
                 let n = n.min(self.buf.len());
@@ -820,6 +884,13 @@ impl BotProcess {
     pub(crate) fn kill(&mut self) {
         if self.status.is_some() {
             return;
+        }
+        // A sandboxed bot's processes, wherever they went (another group,
+        // another session), while its first process still holds them.
+        #[cfg(target_os = "linux")]
+        if let Some(c) = self.confinement.as_mut() {
+            c.kill();
+            self.killed = true;
         }
         // The group leader is not reaped yet, so its pid (the group id)
         // cannot have been reused: this kills only our bot's processes.
@@ -923,7 +994,12 @@ impl BotProcess {
                 step = (step * 2).min(Duration::from_millis(5));
             }
         }
-        // Grandchildren may remain in the group even after a clean exit.
+        // Grandchildren may remain in the group even after a clean exit,
+        // or elsewhere for a sandboxed bot.
+        #[cfg(target_os = "linux")]
+        if let Some(c) = self.confinement.as_mut() {
+            c.kill();
+        }
         let _ = killpg(self.pid, Signal::SIGKILL);
         self.reap();
         exited
@@ -931,6 +1007,11 @@ impl BotProcess {
 
     /// The exit status in words, once the process is reaped.
     pub(crate) fn exit_status(&self) -> Option<String> {
+        #[cfg(target_os = "linux")]
+        if let Some(why) = self.confinement.as_ref().and_then(|c| c.verdict()) {
+            self.status?;
+            return Some(format!("killed by the referee: {why}"));
+        }
         match self.status? {
             WaitStatus::Exited(_, code) => Some(format!("exited with code {code}")),
             WaitStatus::Signaled(_, sig, _) => Some(if sig == Signal::SIGKILL && self.killed {
@@ -966,6 +1047,9 @@ impl BotProcess {
 impl Drop for BotProcess {
     fn drop(&mut self) {
         self.kill();
+        // Its user, copy and cgroups go before its temporary folder.
+        #[cfg(target_os = "linux")]
+        drop(self.confinement.take());
         if let Some(tmp) = self._tmp.take() {
             let run = tmp.path().parent().map(std::path::Path::to_path_buf);
             drop(tmp);

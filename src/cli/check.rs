@@ -23,7 +23,7 @@ pub struct CheckArgs {
     #[command(flatten)]
     time: TimeArgs,
     #[command(flatten)]
-    process: super::ProcessArgs,
+    pub(super) process: super::ProcessArgs,
 }
 
 /// Runs the checks and prints the report.

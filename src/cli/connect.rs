@@ -35,7 +35,7 @@ pub struct ConnectArgs {
     #[arg(long, default_value_t = 60)]
     timeout_s: u64,
     #[command(flatten)]
-    process: super::ProcessArgs,
+    pub(super) process: super::ProcessArgs,
 }
 
 /// Plays the session and prints the score.

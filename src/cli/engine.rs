@@ -20,7 +20,7 @@ pub struct EngineArgs {
     #[arg(long)]
     seed: Option<u64>,
     #[command(flatten)]
-    process: super::ProcessArgs,
+    pub(super) process: super::ProcessArgs,
 }
 
 /// Answers the session on stdin/stdout until stdin closes.

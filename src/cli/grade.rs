@@ -84,18 +84,18 @@ pub struct GradeOptions {
     /// A rubric (TOML) that turns the results into points
     /// (docs/grading.md); default: the requirement, 100 points or none.
     #[arg(long, value_name = "FILE")]
-    rubric: Option<PathBuf>,
+    pub(super) rubric: Option<PathBuf>,
     #[command(flatten)]
     time: TimeArgs,
     #[command(flatten)]
-    process: super::ProcessArgs,
+    pub(super) process: super::ProcessArgs,
 }
 
 /// Arguments of `referee grade`.
 #[derive(Args, Debug)]
 pub struct GradeArgs {
     #[command(flatten)]
-    opts: GradeOptions,
+    pub(super) opts: GradeOptions,
     /// The bot to grade (built-in, manifest, command line or console:...).
     bot: String,
     /// Print the report as JSON.
@@ -138,6 +138,11 @@ pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
     .flatten()
     {
         check_writable(file)?;
+    }
+    if cfg.process.sandbox.is_some_and(|m| m.is_on()) {
+        if let Some(r) = &args.opts.rubric {
+            super::close_to_bots(&[r])?;
+        }
     }
     referee::play::interrupt::install(super::tell)?;
     let progress = Progress::new(args.json);
@@ -388,7 +393,7 @@ impl GradeOptions {
 #[derive(Args, Debug)]
 pub struct GradeAllArgs {
     #[command(flatten)]
-    opts: GradeOptions,
+    pub(super) opts: GradeOptions,
     /// A folder with one subfolder per student, each holding `bot.toml`,
     /// `bot.py` or an executable `bot`.
     dir: PathBuf,
@@ -504,6 +509,17 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
             "{}: no such folder (the class folder: one subfolder per student)",
             args.dir.display()
         );
+    }
+    if cfg.process.sandbox.is_some_and(|m| m.is_on()) {
+        if !out.exists() {
+            std::fs::create_dir_all(&out)
+                .map_err(|e| anyhow::anyhow!("cannot make {}: {e}", out.display()))?;
+        }
+        let mut keep: Vec<&std::path::Path> = vec![&args.dir, &out];
+        if let Some(r) = &args.opts.rubric {
+            keep.push(r);
+        }
+        super::close_to_bots(&keep)?;
     }
     if let Some(l) = &league {
         // Before any game: the built-ins exist and the plan fits the class.

@@ -218,6 +218,8 @@ fn submit(a: SubmitArgs) -> anyhow::Result<ExitCode> {
 
 fn run_league(a: RunArgs) -> anyhow::Result<ExitCode> {
     let jobs = super::jobs(a.jobs)?;
+    // The database and every submission are the grader's files.
+    super::close_to_bots(&[&a.dir])?;
     referee::play::interrupt::install(super::tell)?;
     let tty = std::io::stderr().is_terminal();
     let last =
@@ -314,6 +316,9 @@ fn standings(a: StandingsArgs) -> anyhow::Result<ExitCode> {
             ladder.games,
             ladder.first_move
         );
+        if let Some(rule) = league::rule_line(&ladder) {
+            outln!("{rule}");
+        }
         if let Some(w) = &ladder.warning {
             super::tell(&format!("warning: {w}"));
         }

@@ -99,7 +99,7 @@ pub struct MatchArgs {
     #[command(flatten)]
     time: TimeArgs,
     #[command(flatten)]
-    process: super::ProcessArgs,
+    pub(super) process: super::ProcessArgs,
 }
 
 /// Runs the match. Exit code 0, or with --sprt: 0 H1 accepted, 1 H0
@@ -234,6 +234,9 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         }
         _ => None,
     };
+    if let Some(w) = r.few_distinct() {
+        super::tell(&format!("warning: {w}"));
+    }
     if args.json {
         outln!("{}", referee::escape::json::to_string_pretty(&r.to_json())?);
     } else {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use referee::bot::manifest::SandboxMode;
+use referee::bot::sandbox::users::UidRange;
 use referee::bot::spec::{BotSpec, ProcessSettings};
 use referee::bot::{TimeControl, TimeProfile};
 use referee::game::{GameKind, GameOptions, Rules};
@@ -123,7 +124,8 @@ pub struct TimeArgs {
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub startup_ms: u64,
     /// Named limits instead of --time-ms and --startup-ms: `codingame`
-    /// (1000 ms for the first turn, 100 ms for each later one).
+    /// (1000 ms for the first turn, 100 ms for each later one, timed from
+    /// the bot's input as on CodinGame, with 10 ms of tolerance).
     #[arg(long, value_name = "PROFILE", conflicts_with_all = ["time_ms", "startup_ms"])]
     pub time_profile: Option<TimeProfile>,
 }
@@ -133,10 +135,7 @@ impl TimeArgs {
     pub fn control(&self) -> TimeControl {
         match self.time_profile {
             Some(p) => p.control(),
-            None => TimeControl {
-                move_ms: self.time_ms,
-                startup_ms: self.startup_ms,
-            },
+            None => TimeControl::new(self.time_ms, self.startup_ms),
         }
     }
 }
@@ -167,6 +166,10 @@ impl GameArgs {
 fn parse_rules(s: &str) -> Result<Rules, String> {
     s.parse()
         .map_err(|e: referee::game::ParseError| e.to_string())
+}
+
+fn parse_uids(s: &str) -> Result<UidRange, String> {
+    s.parse()
 }
 
 fn parse_protocol(s: &str) -> Result<BotProtocol, String> {
@@ -202,6 +205,11 @@ pub struct ProcessArgs {
     /// 256; 0: no cap). Writing past it fails with "no space left".
     #[arg(long, value_name = "MB")]
     pub tmp_mb: Option<u64>,
+    /// The user ids of per-bot users, when referee runs as root
+    /// (docs/sandbox.md): FIRST-LAST, default 62000-62999 or
+    /// $REFEREE_SANDBOX_UIDS.
+    #[arg(long, value_name = "FIRST-LAST", value_parser = parse_uids)]
+    pub sandbox_uids: Option<UidRange>,
     /// The protocol of external bots given as a bare command line (a
     /// manifest says its own): `v1` (the default) or `codingame`
     /// (CodinGame's turn input and `row col` replies; docs/protocol.md,
@@ -336,6 +344,21 @@ pub fn show(text: &str, newline: bool) {
     let _ = o.flush();
 }
 
+/// Closes the grader's `paths` to other users where per-bot users alone
+/// keep bots from them (docs/sandbox.md), saying so.
+pub fn close_to_bots(paths: &[&std::path::Path]) -> anyhow::Result<()> {
+    let changed = referee::bot::sandbox::close_to_bots(paths)
+        .map_err(|e| anyhow::anyhow!("cannot close the grader's files to the bots: {e}"))?;
+    for p in changed {
+        tell(&format!(
+            "note: {} is now closed to other users (chmod o-rwx): here bots run as users of \
+             their own without a private view, and read what others may",
+            p.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Tells the user something on stderr, as every command does.
 pub fn tell(text: &str) {
     crate::cli::progress::say(&format!("referee: {text}"));
@@ -349,7 +372,22 @@ pub(crate) fn parse_game(s: &str) -> Result<GameKind, String> {
 /// Runs the command line and returns the process exit code: 0 success,
 /// 1 a negative verdict or interrupted input, 2 bad input or a harness error.
 pub fn main() -> ExitCode {
+    // The sandbox's janitor: referee itself, started with a hidden word.
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(JANITOR_WORD)) {
+        let stdin = std::io::stdin();
+        return match referee::bot::sandbox::users::janitor(stdin.lock()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::from(2),
+        };
+    }
+    if let Ok(me) = std::env::current_exe() {
+        referee::bot::sandbox::users::set_janitor(me, vec![JANITOR_WORD.into()]);
+    }
     let cli = Cli::parse();
+    if let Err(e) = referee::bot::sandbox::users::configure(cli.command.sandbox_uids()) {
+        crate::cli::progress::say(&format!("referee: error: {e}"));
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Play(a) => play::run(a),
         Command::Judge(a) => judge::run(a),
@@ -368,13 +406,37 @@ pub fn main() -> ExitCode {
         Command::Sandbox(a) => sandbox::run(a),
         Command::League(a) => league::run(a),
     };
-    referee::bot::sandbox::remove_cgroup_base();
+    referee::bot::sandbox::finish();
     match result {
         Ok(code) => code,
         Err(e) => {
             crate::cli::progress::say(&format!("referee: error: {}", error_text(&e)));
             ExitCode::from(2)
         }
+    }
+}
+
+/// The hidden first argument that runs the sandbox's janitor
+/// (`bot::sandbox::users`), never typed by a user.
+const JANITOR_WORD: &str = "__sandbox-janitor";
+
+impl Command {
+    /// The `--sandbox-uids` of a command that runs bots.
+    fn sandbox_uids(&self) -> Option<UidRange> {
+        let process = match self {
+            Command::Play(a) => &a.process,
+            Command::Match(a) => &a.process,
+            Command::Tournament(a) => &a.process,
+            Command::Check(a) => &a.process,
+            Command::Grade(a) => &a.opts.process,
+            Command::GradeAll(a) => &a.opts.process,
+            Command::Serve(a) => &a.process,
+            Command::Connect(a) => &a.process,
+            Command::Engine(a) => &a.process,
+            Command::Sandbox(a) => &a.process,
+            _ => return None,
+        };
+        process.sandbox_uids
     }
 }
 

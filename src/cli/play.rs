@@ -34,7 +34,7 @@ pub struct PlayArgs {
     #[command(flatten)]
     time: TimeArgs,
     #[command(flatten)]
-    process: super::ProcessArgs,
+    pub(super) process: super::ProcessArgs,
 }
 
 /// Runs console play.

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use referee::bot::sandbox::{missing, readable, support};
+use referee::bot::sandbox::{guarantees, missing, own_folders, readable, support};
 use referee::bot::spec::BotSpec;
 use referee::game::GameKind;
 use referee::with_game;
@@ -19,7 +19,7 @@ pub struct SandboxArgs {
     /// A bot (manifest or command line) whose readable folders to show.
     bot: Option<String>,
     #[command(flatten)]
-    process: super::ProcessArgs,
+    pub(super) process: super::ProcessArgs,
 }
 
 /// Prints the guarantees and, for a bot, its readable folders.
@@ -27,23 +27,32 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<ExitCode> {
     let s = support();
     let lacks = missing(s);
     let offered = format!(
-        "Landlock ABI {}, {}seccomp, {}user and PID namespaces{}",
+        "Landlock ABI {}, {}seccomp, {}namespaces, {}{}",
         s.landlock_abi,
         if s.seccomp { "" } else { "no " },
         if s.namespaces { "" } else { "no " },
-        if s.root {
-            match &s.pids_cgroup {
-                Some(dir) => format!(", pids cgroups under {}", dir.display()),
-                None => ", no writable pids cgroup (referee runs as root)".to_string(),
-            }
-        } else {
-            String::new()
+        if s.root { "root" } else { "not root" },
+        match &s.users {
+            Some(r) => format!(", per-bot users {r}"),
+            None if s.root => ", no per-bot users".to_string(),
+            None => String::new(),
         }
     );
     if lacks.is_empty() {
         outln!("the sandbox gives every guarantee here ({offered})");
     } else {
-        outln!("the sandbox cannot give every guarantee here ({offered}):");
+        outln!("the sandbox cannot give every guarantee here ({offered})");
+    }
+    for (g, layers) in guarantees(s) {
+        let by = if layers.is_empty() {
+            "NOT GIVEN".to_string()
+        } else {
+            layers.join("; ")
+        };
+        outln!("  {:<42} {by}", g.name());
+    }
+    if !lacks.is_empty() {
+        outln!("missing:");
         for l in &lacks {
             outln!("  - {l}");
         }
@@ -58,6 +67,16 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<ExitCode> {
                 outln!("bot {} may read:", e.name);
                 for dir in readable(e, &e.sandbox_read) {
                     outln!("  {}", dir.display());
+                }
+                if s.users.is_some() {
+                    outln!(
+                        "its own folders from a private copy only its user may read ({})",
+                        own_folders(e)
+                            .iter()
+                            .map(|d| d.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
                 }
                 outln!("and write only to its private temporary folder");
             }

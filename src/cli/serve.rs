@@ -60,7 +60,7 @@ pub struct ServeArgs {
     #[arg(long)]
     quiet: bool,
     #[command(flatten)]
-    process: super::ProcessArgs,
+    pub(super) process: super::ProcessArgs,
 }
 
 fn parse_protocol(s: &str) -> Result<Protocol, String> {

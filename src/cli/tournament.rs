@@ -43,7 +43,7 @@ pub struct TournamentArgs {
     #[arg(long, value_name = "TEXT")]
     title: Option<String>,
     #[command(flatten)]
-    process: super::ProcessArgs,
+    pub(super) process: super::ProcessArgs,
 }
 
 /// Arguments of `referee merge`.

@@ -387,6 +387,9 @@ pub(crate) fn submission_bot(
     form: Form,
     entry: Option<&str>,
 ) -> Result<String, String> {
+    // A submission is its own files: a link that leaves its folder would
+    // make a classmate's program (or the grader's file) its bot.
+    links_stay_inside(dir)?;
     let dir = &inner_folder(dir);
     let manifest = dir.join("bot.toml");
     if manifest.is_file() {
@@ -457,6 +460,66 @@ pub(crate) fn submission_bot(
             ))
         }
     }
+}
+
+/// Refuses a submission folder that holds a symbolic link leading out of
+/// it (resolved, or by its words where it points nowhere), naming the
+/// first such link. Links between its own files are kept.
+pub(crate) fn links_stay_inside(dir: &Path) -> Result<(), String> {
+    let own =
+        std::fs::canonicalize(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut stack = vec![own.clone()];
+    let mut seen = 0usize;
+    while let Some(d) = stack.pop() {
+        let entries =
+            std::fs::read_dir(&d).map_err(|e| format!("cannot read {}: {e}", d.display()))?;
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > 200_000 {
+                return Err(format!("{} holds more than 200,000 files", dir.display()));
+            }
+            let path = e.path();
+            let Ok(meta) = path.symlink_metadata() else {
+                continue;
+            };
+            if meta.file_type().is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if !meta.file_type().is_symlink() {
+                continue;
+            }
+            let target = std::fs::read_link(&path).unwrap_or_default();
+            let inside = match std::fs::canonicalize(&path) {
+                Ok(real) => real.starts_with(&own),
+                // Dangling: judged by its words.
+                Err(_) => {
+                    let joined = d.join(&target);
+                    let mut depth: Vec<&std::ffi::OsStr> = Vec::new();
+                    let mut ok = true;
+                    for c in joined.strip_prefix(&own).unwrap_or(&joined).components() {
+                        match c {
+                            std::path::Component::Normal(n) => depth.push(n),
+                            std::path::Component::ParentDir => ok &= depth.pop().is_some(),
+                            std::path::Component::CurDir => {}
+                            _ => ok = false,
+                        }
+                    }
+                    ok && joined.starts_with(&own)
+                }
+            };
+            if !inside {
+                let rel = path.strip_prefix(&own).unwrap_or(&path);
+                return Err(format!(
+                    "the link '{}' points outside the submission ({}): a submission is its own \
+                     files",
+                    rel.display(),
+                    target.display()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The folder itself, or the one folder it holds when it holds nothing

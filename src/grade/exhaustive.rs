@@ -149,7 +149,8 @@ fn describe(b: &Breach, p: &mut BotProcess) -> String {
 impl<G: Game> Oracle<G> for Pipelined<G> {
     fn answer(&mut self, positions: &[G]) -> Vec<Result<G::Move, String>> {
         let mut out: Vec<Result<G::Move, String>> = Vec::with_capacity(positions.len());
-        let (move_ms, startup_ms) = (self.time.move_ms, self.time.startup_ms);
+        let (move_ms, startup_ms, slack_ms) =
+            (self.time.move_ms, self.time.startup_ms, self.time.slack_ms);
         let mut pace = self.pace;
         while out.len() < positions.len() {
             let p = match self.start() {
@@ -173,6 +174,7 @@ impl<G: Game> Oracle<G> for Pipelined<G> {
                     move_ms,
                     startup_ms: if p.answered() == 0 { startup_ms } else { 0 },
                     replied_before: p.answered() > 0,
+                    slack_ms,
                 };
                 // Turn lines go out in bursts: once half the window has been
                 // answered, the window is refilled with one write.

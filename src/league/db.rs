@@ -19,7 +19,7 @@ pub const DB_FILE: &str = "league.db";
 const APPLICATION_ID: i64 = 0x5245_464C;
 
 /// The schema this referee writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Each migration takes the schema from its index to the next version.
 const MIGRATIONS: &[&str] = &[
@@ -77,7 +77,38 @@ const MIGRATIONS: &[&str] = &[
     // next pairings) without a scan of every game.
     "CREATE INDEX games_finished ON games (finished_at);
     CREATE INDEX pairings_phase_cycle ON pairings (phase, cycle);",
+    // 2 -> 3: whether UTTT's CodinGame rule decided a game (on boards
+    // won), for the summaries; the games stored before are read once
+    // (`backfill_by_rule`).
+    "ALTER TABLE games ADD COLUMN by_rule INTEGER NOT NULL DEFAULT 0;",
 ];
+
+/// The migration after which `backfill_by_rule` runs.
+const BY_RULE_MIGRATION: usize = 2;
+
+/// Sets `by_rule` of the games stored before the column existed, from
+/// their records (only games under another rule than the standard one
+/// can have been decided by it).
+fn backfill_by_rule(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    let decided: Vec<i64> = {
+        let mut st =
+            tx.prepare("SELECT pairing, record FROM games WHERE record LIKE '%\"rules\":%'")?;
+        let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        let mut ids = Vec::new();
+        for row in rows {
+            let (id, text) = row?;
+            let rec: Option<crate::play::record::GameRecord> = serde_json::from_str(&text).ok();
+            if rec.is_some_and(|r| r.decided_by_rule().is_some()) {
+                ids.push(id);
+            }
+        }
+        ids
+    };
+    for id in decided {
+        tx.execute("UPDATE games SET by_rule = 1 WHERE pairing = ?1", [id])?;
+    }
+    Ok(())
+}
 
 /// What a database error says, in one line, naming the file.
 fn fail(path: &Path, e: rusqlite::Error) -> anyhow::Error {
@@ -188,6 +219,9 @@ pub struct GameRow {
     pub plies: u32,
     /// When it ended (unix seconds).
     pub finished_at: i64,
+    /// Whether the rule, not a line, decided it (UTTT under CodinGame's
+    /// rule: on boards won; [`crate::play::record::GameRecord::decided_by_rule`]).
+    pub by_rule: bool,
 }
 
 /// A rating recorded at the start of a cycle.
@@ -318,6 +352,9 @@ impl Db {
         for (v, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = self.conn.unchecked_transaction().map_err(|e| fail(p, e))?;
             tx.execute_batch(sql).map_err(|e| fail(p, e))?;
+            if v == BY_RULE_MIGRATION {
+                backfill_by_rule(&tx).map_err(|e| fail(p, e))?;
+            }
             tx.pragma_update(None, "user_version", v as i64 + 1)
                 .map_err(|e| fail(p, e))?;
             tx.commit().map_err(|e| fail(p, e))?;
@@ -548,8 +585,8 @@ impl Db {
         self.conn
             .execute(
                 "INSERT OR IGNORE INTO games
-                 (pairing, phase, p1, p2, winner, termination, forfeit_seat, plies, finished_at, record)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                 (pairing, phase, p1, p2, winner, termination, forfeit_seat, plies, finished_at, record, by_rule)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     s.id,
                     s.phase,
@@ -560,7 +597,8 @@ impl Db {
                     rec.forfeit.as_ref().map(|f| f.seat.number() as i64),
                     rec.moves.len() as i64,
                     now(),
-                    json
+                    json,
+                    rec.decided_by_rule().is_some()
                 ],
             )
             .map(|_| ())
@@ -580,6 +618,7 @@ impl Db {
                     forfeit_seat: r.get::<_, Option<i64>>(6)?.map(|w| w as u8),
                     plies: r.get::<_, i64>(7)? as u32,
                     finished_at: r.get(8)?,
+                    by_rule: r.get(9)?,
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -589,7 +628,7 @@ impl Db {
     /// Every game of `phase` after game `after`, in id order.
     pub fn games(&self, phase: &str, after: i64) -> anyhow::Result<Vec<GameRow>> {
         self.game_rows(
-            "SELECT pairing, phase, p1, p2, winner, termination, forfeit_seat, plies, finished_at
+            "SELECT pairing, phase, p1, p2, winner, termination, forfeit_seat, plies, finished_at, by_rule
              FROM games WHERE phase = ?1 AND pairing > ?2 ORDER BY pairing",
             params![phase, after],
         )
@@ -598,7 +637,7 @@ impl Db {
     /// The last `limit` games of entry `id` (any phase), newest first.
     pub fn games_of(&self, id: i64, limit: usize) -> anyhow::Result<Vec<GameRow>> {
         self.game_rows(
-            "SELECT pairing, phase, p1, p2, winner, termination, forfeit_seat, plies, finished_at
+            "SELECT pairing, phase, p1, p2, winner, termination, forfeit_seat, plies, finished_at, by_rule
              FROM (SELECT * FROM games WHERE p1 = ?1
                    UNION ALL SELECT * FROM games WHERE p2 = ?1 AND p1 != ?1)
              ORDER BY pairing DESC LIMIT ?2",
@@ -738,9 +777,51 @@ mod tests {
         let db = Db::create(&p).unwrap();
         db.add_version("ann", "aa", "s/aa", Status::Pending)
             .unwrap();
+        let ann = db.entries().unwrap()[0].id;
+        // A UTTT game under CodinGame's rule that filled every board (5
+        // boards to 3), and one under the standard rule.
+        let mut full = crate::play::record::sample(
+            crate::game::GameKind::Uttt,
+            ["ann", "ann"],
+            Some(crate::game::Seat::One),
+            &[],
+        );
+        full.rules = crate::game::Rules::CodinGame;
+        let mut end: crate::game::Uttt = "O.XXX.XX.X.OOX.O.XOXOOOXXOXXXXO...O.OO.OOOX...OO.XOOOXOOO..X..O..XXX.XO.OXXXOXXXO/9/XX=XO.OXO"
+            .parse()
+            .unwrap();
+        crate::game::Game::play(&mut end, crate::game::UtttMove::new(5, 0).unwrap()).unwrap();
+        full.final_position = end.to_string();
+        // The same board under the standard rule: a draw, not the rule's.
+        let mut line = full.clone();
+        line.rules = crate::game::Rules::Standard;
+        line.winner = None;
+        let pairing = |i: i64| Scheduled {
+            id: i,
+            phase: "ladder".into(),
+            cycle: 1,
+            players: [ann, ann],
+            seed: 0,
+            opening_seed: 0,
+            round: 0,
+        };
+        let sched = db.schedule(&[pairing(0), pairing(0)]).unwrap();
+        db.store_game(&sched[0], &full).unwrap();
+        db.store_game(&sched[1], &line).unwrap();
+        assert_eq!(
+            db.games("ladder", 0)
+                .unwrap()
+                .iter()
+                .map(|g| g.by_rule)
+                .collect::<Vec<_>>(),
+            [true, false]
+        );
         // Back to schema 1, as the first league databases were.
         db.conn
-            .execute_batch("DROP INDEX games_finished; DROP INDEX pairings_phase_cycle;")
+            .execute_batch(
+                "DROP INDEX games_finished; DROP INDEX pairings_phase_cycle;
+                 ALTER TABLE games DROP COLUMN by_rule;",
+            )
             .unwrap();
         db.conn.pragma_update(None, "user_version", 1).unwrap();
         drop(db);
@@ -760,6 +841,15 @@ mod tests {
             .unwrap();
         assert_eq!(n, 2);
         assert_eq!(db.entries().unwrap().len(), 1, "the data is kept");
+        // The games stored before the column are read once for it.
+        assert_eq!(
+            db.games("ladder", 0)
+                .unwrap()
+                .iter()
+                .map(|g| g.by_rule)
+                .collect::<Vec<_>>(),
+            [true, false]
+        );
     }
 
     #[test]

@@ -128,6 +128,7 @@ pub fn final_ladder(league: &League) -> anyhow::Result<Ladder> {
             forfeit_seat: r.forfeit.as_ref().map(|f| f.seat.number()),
             plies: r.moves.len() as u32,
             finished_at: 0,
+            by_rule: r.decided_by_rule().is_some(),
         });
     }
     let mut ladder = build_ladder(&entries, &active, &rows, &league.settings);

@@ -316,6 +316,29 @@ pub struct Ladder {
     pub games: u64,
     /// When some bots cannot be rated.
     pub warning: Option<String>,
+    /// UTTT's rule (`standard` or `codingame`); absent for the other
+    /// games.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules: Option<crate::game::Rules>,
+    /// Of the games the fit read, those the rule decided on boards won
+    /// (UTTT only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by_rule: Option<u64>,
+}
+
+/// The ladder's rule in words with the games it decided, for UTTT:
+/// `rule: codingame, 12 of 40 games decided on boards won`.
+pub fn rule_line(ladder: &Ladder) -> Option<String> {
+    Some(match ladder.rules? {
+        crate::game::Rules::Standard => {
+            "rule: standard (a full board without three in a row is a draw)".to_string()
+        }
+        crate::game::Rules::CodinGame => format!(
+            "rule: codingame, {} of {} games decided on boards won",
+            ladder.decided_by_rule.unwrap_or(0),
+            ladder.games
+        ),
+    })
 }
 
 /// Rates `games` between the `active` entries and builds the ladder.
@@ -329,6 +352,7 @@ pub(crate) fn build_ladder(
     let mut tally = rating::Tally::default();
     let n = active.len();
     let mut wdl = vec![[0u64; 4]; n];
+    let mut by_rule = 0u64;
     for g in games {
         let (Some(&a), Some(&b)) = (index.get(&g.players[0]), index.get(&g.players[1])) else {
             continue;
@@ -336,6 +360,7 @@ pub(crate) fn build_ladder(
         if a == b {
             continue;
         }
+        by_rule += u64::from(g.by_rule);
         let score = match g.winner {
             Some(1) => 1,
             Some(_) => -1,
@@ -415,6 +440,8 @@ pub(crate) fn build_ladder(
         draw_nu: fit.draw_nu,
         games: tally.games(),
         warning: fit.warning(|i| active[i].label()),
+        rules: settings.game.has_rules().then_some(settings.rules),
+        decided_by_rule: settings.game.has_rules().then_some(by_rule),
     }
 }
 

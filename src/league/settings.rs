@@ -146,10 +146,7 @@ impl LeagueSettings {
 
     /// The time control of every game.
     pub fn time(&self) -> TimeControl {
-        TimeControl {
-            move_ms: self.time_ms,
-            startup_ms: self.startup_ms,
-        }
+        TimeControl::new(self.time_ms, self.startup_ms)
     }
 
     /// Reads and checks `dir/league.toml`.
@@ -245,7 +242,22 @@ impl LeagueSettings {
 
     /// The file's text (what `init` writes), with a comment per key.
     pub fn to_text(&self) -> String {
-        let body = toml::to_string(self).unwrap_or_default();
+        // A game's file holds only the settings of that game: `boards` is
+        // Notakto's, `rules` UTTT's (both read back as their defaults).
+        let other_game = |line: &str| {
+            (!self.game.has_boards() && line.starts_with("boards = "))
+                || (!self.game.has_rules() && line.starts_with("rules = "))
+        };
+        let mut top = true;
+        let body: String = toml::to_string(self)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| {
+                top &= !l.starts_with('[');
+                !(top && other_game(l))
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
         format!(
             "# A referee league (docs/league.md). Edit and restart `referee league run`;\n\
              # every key is checked with its line on each read.\n{body}"
@@ -270,9 +282,16 @@ mod tests {
 
     #[test]
     fn defaults_round_trip() {
-        let s = LeagueSettings::new(GameKind::Uttt, vec!["random".into(), "greedy".into()]);
-        let back = LeagueSettings::parse(Path::new("league.toml"), &s.to_text()).unwrap();
-        assert_eq!(back, s);
+        for game in GameKind::ALL {
+            let s = LeagueSettings::new(game, vec!["random".into(), "greedy".into()]);
+            let text = s.to_text();
+            let back = LeagueSettings::parse(Path::new("league.toml"), &text).unwrap();
+            assert_eq!(back, s);
+            // Each game's file holds its own settings only.
+            let has = |key: &str| text.lines().any(|l| l.starts_with(&format!("{key} = ")));
+            assert_eq!(has("boards"), game == GameKind::Notakto, "{game}:\n{text}");
+            assert_eq!(has("rules"), game == GameKind::Uttt, "{game}:\n{text}");
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::bot::BuiltinBots;
+use crate::game::Rules;
 use crate::play::journal::{BotAbout, RunSettings};
 use crate::play::openings::Openings;
 use crate::play::record::GameRecord;
@@ -211,6 +212,21 @@ impl MatchReport {
         self.stats.wdl.games()
     }
 
+    /// A warning when fewer than half of the games (of 4 or more) are
+    /// distinct up to symmetry: the bots replay the same games, and the
+    /// figures count them as if they were new.
+    pub fn few_distinct(&self) -> Option<String> {
+        let games = self.games();
+        let distinct = self.summary.distinct;
+        (games >= 4 && !self.summary.distinct_capped && distinct * 2 < games).then(|| {
+            format!(
+                "only {distinct} of {games} games are distinct (up to symmetry): the bots \
+                 replay the same games, and repeated games add no information; vary them \
+                 with --random-plies or --openings, or with bots whose play varies by seed"
+            )
+        })
+    }
+
     /// The per-bot standings, first bot first.
     pub(crate) fn bots(&self) -> Vec<&BotStats> {
         self.names
@@ -242,7 +258,7 @@ impl MatchReport {
                 },
             })
         });
-        json!({
+        let mut out = json!({
             "game": self.summary.game,
             "seed": self.summary.seed,
             "scheduled": self.summary.scheduled,
@@ -259,7 +275,9 @@ impl MatchReport {
             "sprt": sprt,
             "distinct_games": self.summary.distinct,
             "distinct_games_capped": self.summary.distinct_capped,
-        })
+        });
+        self.summary.add_rule_json(&mut out);
+        out
     }
 }
 
@@ -338,11 +356,13 @@ impl<'o> MatchTally<'o> {
         names: [String; 2],
         seed: u64,
         ending: Ending,
+        rules: Rules,
     ) -> MatchReport {
         let summary = Summary {
             game: G::KIND.name().into(),
             seed,
             scheduled: self.scheduled,
+            rules: G::KIND.has_rules().then_some(rules),
             standings: self.standings,
             distinct: self.distinct.count(),
             distinct_capped: self.distinct.capped(),
@@ -440,7 +460,11 @@ fn folder_config(
     let int = |v: u64| toml::Value::Integer(i64::try_from(v).unwrap_or(i64::MAX));
     t.insert("kind".into(), "match".into());
     t.insert("game".into(), kind.name().into());
-    t.insert("boards".into(), int(cfg.run.options.boards as u64));
+    // Only Notakto has a board count (folders written before this kept
+    // `boards = 3` for every game; `config_differences` reads that as unset).
+    if let Some(b) = kind.boards(&cfg.run.options) {
+        t.insert("boards".into(), int(b as u64));
+    }
     // Absent is standard, as in folders written before there was another.
     if !cfg.run.options.rules.is_standard() {
         t.insert("rules".into(), cfg.run.options.rules.name().into());
@@ -450,6 +474,7 @@ fn folder_config(
     t.insert("random_plies".into(), int(cfg.run.random_plies as u64));
     t.insert("time_ms".into(), int(cfg.run.time.move_ms));
     t.insert("startup_ms".into(), int(cfg.run.time.startup_ms));
+    crate::play::journal::insert_clock(&mut t, &cfg.run.time);
     if let Some(s) = &cfg.sprt {
         t.insert("sprt".into(), s.to_string().into());
     }
@@ -603,7 +628,7 @@ pub fn run<G: BuiltinBots>(
     } else {
         Ending::Complete
     };
-    let mut report = tally.report::<G>(names, cfg.seed, ending);
+    let mut report = tally.report::<G>(names, cfg.seed, ending, cfg.run.options.rules);
     report.played = played.played;
     report.resumed = played.resumed;
     report.discarded = played.discarded;
@@ -678,7 +703,14 @@ pub fn merge(
         .parse()
         .map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
     let (games, seed) = (int("games")?, int("seed")?);
-    let boards = u8::try_from(int("boards")?).unwrap_or(3);
+    let boards = match config.get("boards") {
+        Some(_) => u8::try_from(int("boards")?).unwrap_or(3),
+        None => 3,
+    };
+    let rules: Rules = match text("rules") {
+        Some(r) => r.parse().map_err(|e| anyhow::anyhow!("{shown}: {e}"))?,
+        None => Rules::Standard,
+    };
     let schedule = Schedule::two_bots(games, seed);
     let check = |r: &GameRecord| -> anyhow::Result<()> {
         let p = schedule.pairing(r.id);
@@ -697,7 +729,7 @@ pub fn merge(
                 .to_string(),
         };
         merge_games::<G>(dirs, &expected, &mut tally, folder.as_ref(), observer)?;
-        tally.report::<G>(names.clone(), seed, Ending::Complete)
+        tally.report::<G>(names.clone(), seed, Ending::Complete, rules)
     });
     if let Some(folder) = &folder {
         write_standings(folder, &report)?;

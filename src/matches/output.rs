@@ -82,6 +82,9 @@ pub fn match_text(r: &MatchReport) -> String {
     }
     let distinct = crate::tournament::standings::distinct_text(&r.summary);
     row("distinct games", format!("{distinct} of {}", r.games()));
+    if let Some(rule) = r.summary.rule_text() {
+        row("rule", rule);
+    }
     let _ = writeln!(out, "{st}");
 
     for n in &r.forfeits {

@@ -197,6 +197,7 @@ impl<G: Game> Bot<G> for V1Remote {
                 0
             },
             replied_before: true,
+            slack_ms: self.time.slack_ms,
         };
         let mut got = self.conn.reader.read_line(Some(clock + allow.limit()));
         // The connection's first line may declare the client's name (sent

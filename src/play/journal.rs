@@ -625,14 +625,31 @@ fn read_fingerprint(dir: &Path) -> anyhow::Result<Option<Vec<BotPrint>>> {
     ))
 }
 
+/// Adds CodinGame's clock to a run folder's configuration when `time`
+/// has it (`launch_ms`, `slack_ms`; absent is referee's own clock, as in
+/// folders written before there was another).
+pub(crate) fn insert_clock(t: &mut toml::Table, time: &crate::bot::TimeControl) {
+    let int = |v: u64| toml::Value::Integer(i64::try_from(v).unwrap_or(i64::MAX));
+    if time.launch_ms > 0 {
+        t.insert("launch_ms".into(), int(time.launch_ms));
+    }
+    if time.slack_ms > 0 {
+        t.insert("slack_ms".into(), int(time.slack_ms));
+    }
+}
+
 /// The keys whose values differ between two configurations, in words.
+/// `boards = 3`, which folders of every game once held, is the same as
+/// no `boards` (only Notakto's folders keep it now).
 pub(crate) fn config_differences(old: &toml::Table, new: &toml::Table) -> Vec<String> {
     let mut keys: Vec<&String> = old.keys().chain(new.keys()).collect();
     keys.sort();
     keys.dedup();
+    let default_boards = toml::Value::Integer(3);
     keys.into_iter()
         .filter_map(|k| match (old.get(k), new.get(k)) {
             (Some(a), Some(b)) if a == b => None,
+            (Some(a), None) | (None, Some(a)) if k == "boards" && *a == default_boards => None,
             (Some(a), Some(b)) => Some(format!("`{k}` was {a}, now {b}")),
             (Some(a), None) => Some(format!("`{k}` was {a}, now unset")),
             (None, Some(b)) => Some(format!("`{k}` was unset, now {b}")),

@@ -91,6 +91,22 @@ impl GameRecord {
     pub(crate) fn points(&self, seat: Seat) -> f64 {
         self.outcome().points(seat)
     }
+
+    /// How the game's rule, not a line on the board, decided a game played
+    /// to its end ([`Game::decided_by_rule`] of the final position under
+    /// the record's rule: a UTTT game under CodinGame's rule that filled
+    /// every board without three in a row, "on boards won, 5 to 3
+    /// (CodinGame's rule)"); `None` for every other game.
+    pub fn decided_by_rule(&self) -> Option<String> {
+        if self.rules.is_standard() || self.termination != Termination::Normal {
+            return None;
+        }
+        crate::with_game!(self.game, G => self
+            .final_position
+            .parse::<G>()
+            .ok()
+            .and_then(|p| p.under_rules(self.rules).decided_by_rule()))
+    }
 }
 
 /// A 64-bit fingerprint of a game up to board symmetry: the smallest hash

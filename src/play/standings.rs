@@ -129,6 +129,11 @@ pub struct Standings {
     pub games: u64,
     /// How games ended: termination name -> count.
     pub terminations: BTreeMap<String, u64>,
+    /// Games the rule decided rather than a line on the board (UTTT under
+    /// CodinGame's rule: a full board, won on boards won or drawn on equal
+    /// counts; [`GameRecord::decided_by_rule`]).
+    #[serde(default)]
+    pub decided_by_rule: u64,
     /// Whether each start position seen has an odd number of moves on it.
     #[serde(skip)]
     odd_starts: StartParity,
@@ -214,6 +219,9 @@ impl Standings {
     /// Counts one finished game.
     pub(crate) fn add(&mut self, rec: &GameRecord) {
         self.games += 1;
+        if rec.decided_by_rule().is_some() {
+            self.decided_by_rule += 1;
+        }
         match self.terminations.get_mut(rec.termination.name()) {
             Some(n) => *n += 1,
             None => {

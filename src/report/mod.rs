@@ -244,7 +244,7 @@ impl ReportData {
                     detail: f.detail.clone(),
                 }),
                 wl: winning_line(r),
-                rd: decided_by_rule(r),
+                rd: r.decided_by_rule(),
             });
         }
         let series = full.into_iter().map(sample).collect();
@@ -305,20 +305,6 @@ fn winning_line(r: &GameRecord) -> Vec<u8> {
         .parse::<G>()
         .map(|p| p.winning_line())
         .unwrap_or_default())
-}
-
-/// [`crate::game::Game::decided_by_rule`] of a record's final position,
-/// under the rules the record names.
-fn decided_by_rule(r: &GameRecord) -> Option<String> {
-    use crate::game::Game;
-    if r.termination != crate::play::record::Termination::Normal {
-        return None;
-    }
-    crate::with_game!(r.game, G => r
-        .final_position
-        .parse::<G>()
-        .ok()
-        .and_then(|p| p.under_rules(r.rules).decided_by_rule()))
 }
 
 /// Keeps at most [`SERIES_POINTS`] evenly spaced samples, always the last.

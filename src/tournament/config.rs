@@ -517,10 +517,7 @@ impl TournamentFile {
         let random_plies = int(&raw.random_plies, "random_plies", 0, 0, 80)? as usize;
         let time_ms = int(&raw.time_ms, "time_ms", 1000, 1, 3_600_000)? as u64;
         let startup_ms = int(&raw.startup_ms, "startup_ms", 2000, 0, 3_600_000)? as u64;
-        let mut time = TimeControl {
-            move_ms: time_ms,
-            startup_ms,
-        };
+        let mut time = TimeControl::new(time_ms, startup_ms);
         if let Some(t) = &raw.time {
             if let Some(other) = raw.time_ms.as_ref().or(raw.startup_ms.as_ref()) {
                 return Err(at(

@@ -188,10 +188,13 @@ fn code_config(
     let int = |x: u64| toml::Value::Integer(i64::try_from(x).unwrap_or(i64::MAX));
     let mut t = toml::Table::new();
     t.insert("game".into(), game.name().into());
-    t.insert("boards".into(), int(cfg.options.boards as u64));
+    if let Some(b) = game.boards(&cfg.options) {
+        t.insert("boards".into(), int(b as u64));
+    }
     t.insert("random_plies".into(), int(cfg.random_plies as u64));
     t.insert("time_ms".into(), int(cfg.time.move_ms));
     t.insert("startup_ms".into(), int(cfg.time.startup_ms));
+    crate::play::journal::insert_clock(&mut t, &cfg.time);
     t.insert("seed".into(), int(plan.seed()));
     t.insert("games_per_pairing".into(), int(plan.games_per_pairing()));
     match plan {
@@ -279,6 +282,7 @@ fn play<G: BuiltinBots>(
         game: G::KIND.name().into(),
         seed: w.plan.seed(),
         scheduled: w.plan.total(),
+        rules: G::KIND.has_rules().then_some(w.cfg.options.rules),
         standings: tally.standings,
         distinct: tally.distinct.count(),
         distinct_capped: tally.distinct.capped(),
@@ -375,6 +379,7 @@ pub fn merge(
         game: kind.name().into(),
         seed: schedule.seed,
         scheduled: total,
+        rules: kind.has_rules().then_some(file.options.rules),
         distinct: tally.distinct.count(),
         distinct_capped: tally.distinct.capped(),
         standings: tally.standings,

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 #[cfg(test)]
 use crate::game::Game;
+use crate::game::Rules;
 #[cfg(test)]
 use crate::play::record::{fingerprint_record, GameRecord};
 use crate::play::standings::{score_order, BotStats, Standings};
@@ -24,6 +25,9 @@ pub struct Summary {
     pub seed: u64,
     /// Games in the full schedule.
     pub scheduled: u64,
+    /// The rule of a game that has more than one (UTTT), `None` for the
+    /// others; [`Standings::decided_by_rule`] counts the games it decided.
+    pub rules: Option<Rules>,
     /// Standings over the games played.
     pub standings: Standings,
     /// Distinct games up to board symmetry (at most [`Distinct::CAP`]).
@@ -104,6 +108,29 @@ impl Distinct {
 }
 
 impl Summary {
+    /// Adds the rule and the games it decided to a summary's JSON, for a
+    /// game that has more than one rule: `"rules"` (`"standard"` or
+    /// `"codingame"`) and `"decided_by_rule"` (games that filled every
+    /// board without three in a row, decided on boards won).
+    pub(crate) fn add_rule_json(&self, out: &mut Value) {
+        if let Some(r) = self.rules {
+            out["rules"] = json!(r.name());
+            out["decided_by_rule"] = json!(self.standings.decided_by_rule);
+        }
+    }
+
+    /// The rule in words with the games it decided, for a game that has
+    /// more than one rule.
+    pub(crate) fn rule_text(&self) -> Option<String> {
+        Some(match self.rules? {
+            Rules::Standard => "standard (a full board without three in a row is a draw)".into(),
+            Rules::CodinGame => format!(
+                "codingame, {} of {} games decided on boards won",
+                self.standings.decided_by_rule, self.standings.games
+            ),
+        })
+    }
+
     /// A summary of `records` (in any order).
     #[cfg(test)]
     pub(crate) fn from_records<'a, G: Game>(
@@ -124,6 +151,7 @@ impl Summary {
             game: G::KIND.name().into(),
             seed,
             scheduled,
+            rules: G::KIND.has_rules().then_some(options.rules),
             standings,
             distinct: distinct.count(),
             distinct_capped: distinct.capped(),
@@ -259,6 +287,7 @@ impl Summary {
             "bots": bots,
             "crosstable": crosstable,
         });
+        self.add_rule_json(&mut out);
         if let Some(sw) = &self.swiss {
             let name = |i: usize| self.names.get(i).cloned().unwrap_or_default();
             let rounds: Vec<Value> = sw

@@ -141,13 +141,16 @@ pub fn standings_tables(summary: &Summary) -> String {
     format!(
         "Leaderboard ({} games of {}, seed {}{format})\n{lead}\n\nCrosstable (row's W-D-L against column)\n{cross}\n\n\
          How games ended (forfeits are the ones the bot committed; {})\n{ends}\n\n\
-         Distinct games up to board symmetry: {} of {}\n",
+         Distinct games up to board symmetry: {} of {}\n{}",
         s.games,
         summary.game,
         summary.seed,
         if terms.is_empty() { "none".into() } else { terms.join(", ") },
         distinct_text(summary),
-        s.games
+        s.games,
+        summary
+            .rule_text()
+            .map_or_else(String::new, |r| format!("Rule: {r}\n"))
     )
 }
 

@@ -408,3 +408,297 @@ fn shards_played_under_different_rules_are_not_merged() {
     let o = referee_in(&["merge", a.to_str().unwrap(), c.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// A CodinGame bot in Python that sleeps `start` seconds before it reads
+/// anything (its start-up: imports, weights), then `first` seconds on its
+/// first turn, timed from the moment it read that turn's first line as a
+/// CodinGame bot times itself, and answers later turns at once.
+fn slow_starter(dir: &Path, start: f64, first: f64) -> String {
+    let p = dir.join(format!("slow_{start}_{first}.py"));
+    std::fs::write(
+        &p,
+        format!(
+            "import sys, time\n\
+             time.sleep({start})\n\
+             turn = 0\n\
+             while True:\n\
+             \x20   input()\n\
+             \x20   t0 = time.monotonic()\n\
+             \x20   actions = [input() for _ in range(int(input()))]\n\
+             \x20   if turn == 0:\n\
+             \x20       time.sleep(max(0.0, {first} - (time.monotonic() - t0)))\n\
+             \x20   turn += 1\n\
+             \x20   print(actions[0], flush=True)\n"
+        ),
+    )
+    .unwrap();
+    format!("python3 {}", p.display())
+}
+
+/// Games of a 2-game match of `bot` against `random` under CodinGame's
+/// time profile (the bot plays each seat once).
+fn codingame_timed(dir: &Path, bot: &str, name: &str) -> Vec<serde_json::Value> {
+    let out = dir.join(name);
+    let o = referee_in(&[
+        "match",
+        "tictactoe",
+        bot,
+        "random",
+        "--games",
+        "2",
+        "--jobs",
+        "1",
+        "--protocol",
+        "codingame",
+        "--time-profile",
+        "codingame",
+        "--out",
+        out.to_str().unwrap(),
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    games(&out)
+}
+
+#[test]
+fn codingame_s_first_turn_is_timed_from_the_bot_s_first_input() {
+    // 300 ms of start-up before the first read and 950 ms on the turn: 1250
+    // ms from the process's start, inside CodinGame's 1000 ms first turn
+    // counted from the input, which is how CodinGame times it.
+    let tmp = tempfile::tempdir().unwrap();
+    let bot = slow_starter(tmp.path(), 0.3, 0.95);
+    let gs = codingame_timed(tmp.path(), &bot, "in-time");
+    assert_eq!(gs.len(), 2);
+    for g in &gs {
+        assert_eq!(g["termination"], "normal", "{g}");
+    }
+}
+
+#[test]
+fn codingame_s_first_turn_over_1000_ms_forfeits() {
+    // 1100 ms on the first turn is over 1000 ms and its 10 ms tolerance,
+    // in either seat.
+    let tmp = tempfile::tempdir().unwrap();
+    let bot = slow_starter(tmp.path(), 0.0, 1.1);
+    let gs = codingame_timed(tmp.path(), &bot, "late");
+    assert_eq!(gs.len(), 2);
+    for g in &gs {
+        assert_eq!(g["termination"], "timeout", "{g}");
+        let f = &g["forfeit"];
+        assert!(f["move_number"].as_u64().unwrap() <= 2, "{g}");
+        let d = f["detail"].as_str().unwrap();
+        assert!(d.contains("10 ms of tolerance"), "{d}");
+    }
+}
+
+/// Whether a UTTT final position filled every board without three boards
+/// in a row for either player: the games CodinGame's rule decides on
+/// boards won (read from the position text's nine board states).
+fn filled_without_a_line(final_position: &str) -> bool {
+    let states: Vec<char> = final_position.rsplit('/').next().unwrap().chars().collect();
+    const LINES: [[usize; 3]; 8] = [
+        [0, 1, 2],
+        [3, 4, 5],
+        [6, 7, 8],
+        [0, 3, 6],
+        [1, 4, 7],
+        [2, 5, 8],
+        [0, 4, 8],
+        [2, 4, 6],
+    ];
+    let line = |c: char| LINES.iter().any(|l| l.iter().all(|&b| states[b] == c));
+    !states.contains(&'.') && !line('X') && !line('O')
+}
+
+#[test]
+fn summaries_state_the_rule_and_the_games_it_decided() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |rules: &str, json: bool| {
+        let mut args = vec![
+            "match", "uttt", "random", "random", "--games", "40", "--rules", rules, "--out",
+        ];
+        let dir = tmp.path().join(format!("{rules}-{json}"));
+        args.push(dir.to_str().unwrap());
+        args.push("--no-report");
+        if json {
+            args.push("--json");
+        }
+        let o = referee_in(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        (stdout(&o), games(&dir))
+    };
+    let (json, gs) = run("codingame", true);
+    let want = gs
+        .iter()
+        .filter(|g| filled_without_a_line(g["final_position"].as_str().unwrap()))
+        .count();
+    // 40 random games fill every board without a line often enough.
+    assert!(want > 0, "no game decided on boards won in {gs:?}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["rules"], "codingame", "{v}");
+    assert_eq!(v["decided_by_rule"], want as u64, "{v}");
+    let (text, _) = run("codingame", false);
+    assert!(
+        text.contains(&format!("{want} of 40 games decided on boards won")),
+        "{text}"
+    );
+    assert!(text.contains("codingame, "), "{text}");
+    // The standard rule is named, and decides nothing.
+    let (json, _) = run("standard", true);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["rules"], "standard");
+    assert_eq!(v["decided_by_rule"], 0);
+    // A game with one rule has no such keys.
+    let o = referee_in(&[
+        "match",
+        "tictactoe",
+        "random",
+        "random",
+        "--games",
+        "2",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(
+        v.get("rules").is_none() && v.get("decided_by_rule").is_none(),
+        "{v}"
+    );
+
+    // A tournament says it too, in its table and its JSON.
+    let file = tmp.path().join("t.toml");
+    std::fs::write(
+        &file,
+        "game = \"uttt\"\nrules = \"codingame\"\ngames_per_pairing = 20\n\
+         [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n\
+         [[bots]]\nname = \"b\"\nbuiltin = \"random\"\n",
+    )
+    .unwrap();
+    let tdir = tmp.path().join("t");
+    let o = referee_in(&[
+        "tournament",
+        file.to_str().unwrap(),
+        "--out",
+        tdir.to_str().unwrap(),
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let want = games(&tdir)
+        .iter()
+        .filter(|g| filled_without_a_line(g["final_position"].as_str().unwrap()))
+        .count();
+    assert!(
+        stdout(&o).contains(&format!(
+            "Rule: codingame, {want} of 20 games decided on boards won"
+        )),
+        "{}",
+        stdout(&o)
+    );
+    let o = referee_in(&["tournament", file.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["rules"], "codingame");
+    assert_eq!(
+        v["decided_by_rule"], want as u64,
+        "the same seed, the same games"
+    );
+}
+
+#[test]
+fn a_uttt_run_s_files_hold_no_notakto_setting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = |game: &str| {
+        let dir = tmp.path().join(game);
+        let o = referee_in(&[
+            "match",
+            game,
+            "random",
+            "random",
+            "--games",
+            "2",
+            "--out",
+            dir.to_str().unwrap(),
+            "--no-report",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        std::fs::read_to_string(dir.join("tournament.toml")).unwrap()
+    };
+    let has_boards = |t: &str| t.lines().any(|l| l.starts_with("boards"));
+    assert!(!has_boards(&config("uttt")), "{}", config("uttt"));
+    assert!(!has_boards(&config("tictactoe")));
+    assert!(has_boards(&config("notakto")));
+}
+
+#[test]
+fn a_folder_written_with_boards_for_uttt_resumes() {
+    // Folders written before kept `boards = 3` for every game: resuming
+    // one is the same run, not another.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    let args = |games: &str| {
+        vec![
+            "match".to_string(),
+            "uttt".into(),
+            "random".into(),
+            "greedy".into(),
+            "--games".into(),
+            games.into(),
+            "--out".into(),
+            dir.to_str().unwrap().into(),
+            "--no-report".into(),
+        ]
+    };
+    let o = referee().args(args("2")).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let cfg = dir.join("tournament.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("boards = 3\n{text}")).unwrap();
+    let mut resume = args("2");
+    resume.push("--resume".into());
+    let o = referee().args(&resume).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn games_from_the_empty_board_vary_by_seed_and_a_match_warns_when_they_do_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fx = fixture(tmp.path());
+    // The fixture always answers the first valid action: against itself
+    // every game is the same one, and the match says so.
+    let first = format!("python3 {} - first", fx.display());
+    let o = referee_in(&[
+        "match",
+        "tictactoe",
+        &first,
+        &first,
+        "--games",
+        "4",
+        "--protocol",
+        "codingame",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: only 1 of 4 games are distinct"),
+        "{}",
+        stderr(&o)
+    );
+    // optimal and greedy vary by seed where moves are close in value:
+    // against the same deterministic bot most games differ, and nothing
+    // is said.
+    for bot in ["optimal:iters=300", "greedy"] {
+        let o = referee_in(&[
+            "match",
+            "uttt",
+            bot,
+            &first,
+            "--games",
+            "10",
+            "--protocol",
+            "codingame",
+            "--json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let distinct = v["distinct_games"].as_u64().unwrap();
+        assert!(distinct >= 6, "{bot}: {distinct} distinct of 10");
+        assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    }
+}

@@ -150,3 +150,39 @@ fn the_flag_readers_read_what_they_should() {
         BTreeSet::from(["sandbox".to_string(), "tmp-mb".to_string()])
     );
 }
+
+/// Every example command in the docs and the README that plays under
+/// CodinGame's time profile gives a built-in `optimal` a time budget: an
+/// untimed `optimal` (20 000 iterations, about 125 ms a move) against a
+/// bot held to CodinGame's 100 ms would not be a fair example.
+#[test]
+fn codingame_examples_time_both_sides_alike() {
+    let mut files = vec![root().join("README.md")];
+    for e in std::fs::read_dir(root().join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            files.push(p);
+        }
+    }
+    let mut seen = 0;
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for line in text.lines() {
+            if !(line.contains("referee ") && line.contains("--time-profile codingame")) {
+                continue;
+            }
+            seen += 1;
+            for word in line.split_whitespace() {
+                let word = word.trim_matches(|c| c == '"' || c == '`');
+                if word == "optimal" || word.starts_with("optimal:") {
+                    assert!(
+                        word.contains("time_ms="),
+                        "{}: `{word}` is untimed in: {line}",
+                        f.display()
+                    );
+                }
+            }
+        }
+    }
+    assert!(seen > 0, "no example under CodinGame's time profile");
+}

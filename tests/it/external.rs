@@ -112,10 +112,7 @@ fn play_fixture(tag: &str, args: &str, move_ms: u64, startup_ms: u64) -> Played 
     let dir = tmp.path().to_path_buf();
     let pidfile = dir.join("pids");
     let spec = ExternalSpec::from_command_line(&fixture_command(args, &pidfile)).unwrap();
-    let time = TimeControl {
-        move_ms,
-        startup_ms,
-    };
+    let time = TimeControl::new(move_ms, startup_ms);
     let mut me = Timed {
         inner: ExternalBot::<TicTacToe>::new(spec, time, 0),
         last: Duration::ZERO,

@@ -567,3 +567,58 @@ fn a_codingame_bot_plays_a_league_from_the_empty_board_only() {
         e.log
     );
 }
+
+#[test]
+fn a_uttt_league_s_standings_state_the_rule_and_the_games_it_decided() {
+    let tmp = tempfile::tempdir().unwrap();
+    let l = tmp.path().join("uttt");
+    let d = l.to_str().unwrap();
+    ok(&[
+        "league",
+        "init",
+        d,
+        "--game",
+        "uttt",
+        "--anchor",
+        "random",
+        "--anchor",
+        "uct:iters=1",
+        "--seed",
+        "3",
+    ]);
+    let settings = l.join("league.toml");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    // A UTTT league's file holds UTTT's rule and no Notakto board count.
+    assert!(!text.lines().any(|l| l.starts_with("boards")), "{text}");
+    assert!(text.contains("rules = \"standard\""), "{text}");
+    std::fs::write(
+        &settings,
+        text.replace("rules = \"standard\"", "rules = \"codingame\""),
+    )
+    .unwrap();
+    ok(&["league", "run", d, "--games", "30", "--jobs", "2"]);
+    let ladder = ladder_json(d);
+    assert_eq!(ladder["rules"], "codingame", "{ladder}");
+    let decided = ladder["decided_by_rule"].as_u64().unwrap();
+    let games = ladder["games"].as_u64().unwrap();
+    assert!(games >= 30 && decided <= games, "{ladder}");
+    // The count is the games that filled every board without a line.
+    let league = League::open(&l).unwrap();
+    let rows = league.db.games("ladder", 0).unwrap();
+    let by_hand = rows
+        .iter()
+        .filter(|g| {
+            let rec = league.db.record(g.id).unwrap().unwrap();
+            rec.decided_by_rule().is_some()
+        })
+        .count() as u64;
+    assert_eq!(decided, by_hand);
+    assert!(decided > 0, "30 random games fill a board without a line");
+    let text = ok(&["league", "standings", d]);
+    assert!(
+        text.contains(&format!(
+            "rule: codingame, {decided} of {games} games decided on boards won"
+        )),
+        "{text}"
+    );
+}

@@ -4,8 +4,10 @@
 mod cli;
 mod codingame;
 mod common;
+mod confinement;
 mod console;
 mod console_grading;
+mod containers;
 mod docs;
 mod external;
 mod grade;

@@ -168,10 +168,7 @@ fn output_outside_a_turn_is_malformed_however_the_reads_split() {
     let at_once = "read b; read t; printf '4\\n5\\n'; while read l; do echo 0; done";
     let before = "echo hello; while read cmd pos; do case $cmd in turn) echo 4;; esac; done";
     let slow = "while read cmd pos; do case $cmd in turn) sleep 0.6; echo 0;; esac; done";
-    let time = TimeControl {
-        move_ms: 2000,
-        startup_ms: 2000,
-    };
+    let time = TimeControl::new(2000, 2000);
     // (label, script, its seat, the move it forfeits at). The greeting bot
     // plays second, so its line is in the pipe while the slow bot thinks.
     let cases = [
@@ -202,10 +199,7 @@ fn output_outside_a_turn_is_malformed_however_the_reads_split() {
 #[test]
 fn a_first_turn_that_hangs_is_a_timeout_even_without_a_start_up_allowance() {
     let spec = sh_spec("read begin; read turn; sleep 30");
-    let time = TimeControl {
-        move_ms: 300,
-        startup_ms: 0,
-    };
+    let time = TimeControl::new(300, 0);
     let mut a = ExternalBot::<TicTacToe>::new(spec, time, 1);
     let mut b = referee::bot::BuiltinSpec::parse("random")
         .make::<TicTacToe>(1)

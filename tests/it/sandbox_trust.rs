@@ -61,10 +61,7 @@ fn play(dir: &Path, attack: &[&str], mode: SandboxMode, tmp_mb: Option<u64>) -> 
     spec.manifest = Some(dir.join("bot.toml"));
     spec.sandbox = mode;
     spec.limits.tmp_mb = tmp_mb;
-    let time = TimeControl {
-        move_ms: 20_000,
-        startup_ms: 20_000,
-    };
+    let time = TimeControl::new(20_000, 20_000);
     let mut me = ExternalBot::<TicTacToe>::new(spec, time, 1);
     let mut other = BuiltinSpec::parse("random").make::<TicTacToe>(1).unwrap();
     let setup = GameSetup {
@@ -551,11 +548,18 @@ impl Drop for Daemons<'_> {
     }
 }
 
-/// The score in the fake tree's `results.json`.
+/// The score in the fake tree's `results.json`. The unsandboxed daemon
+/// rewrites the file in place, so a read may catch it empty or half
+/// written: read again until it parses.
 fn score(ag: &Path) -> f64 {
-    let text = std::fs::read_to_string(ag.join("results/results.json")).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    v["score"].as_f64().unwrap()
+    for _ in 0..100 {
+        let text = std::fs::read_to_string(ag.join("results/results.json")).unwrap_or_default();
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+            return v["score"].as_f64().expect("a score");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("results.json never parsed");
 }
 
 #[test]

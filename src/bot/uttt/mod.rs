@@ -177,6 +177,11 @@ const OPTIMAL_PARAMS: &[Param] = &[
         default: "0.2",
         meaning: "first-play reduction: an untried move counts as its parent's value minus this, from -1 to 1",
     },
+    Param {
+        key: "vary",
+        default: "12",
+        meaning: "plies from the start in which the move is drawn by the seed among those within 0.02 of the best (0: always the best)",
+    },
 ];
 
 /// `uct`'s parameters.
@@ -227,6 +232,12 @@ fn search_config(base: SearchConfig, params: &Params) -> Result<SearchConfig, Bo
             return Err(BotError("parameter 'puct' must be above 0".into()));
         }
         cfg.puct_fpu = number(params, "fpu", cfg.puct_fpu, -1.0..=1.0)?;
+        cfg.vary_plies = params.get("vary", cfg.vary_plies)?;
+        if cfg.vary_plies > 81 {
+            return Err(BotError(
+                "parameter 'vary' must be a number of plies from 0 to 81".into(),
+            ));
+        }
     } else {
         cfg.exploration = params.get("c", cfg.exploration)?;
         if !(cfg.exploration.is_finite() && cfg.exploration >= 0.0) {
@@ -414,6 +425,86 @@ mod tests {
         assert!(score >= 9.0, "optimal scored {score}/{games}");
     }
 
+    /// The moves of a game from the empty board between `a` and `b`.
+    fn game_between(mut a: Box<dyn Bot<Uttt>>, mut b: Box<dyn Bot<Uttt>>) -> Vec<UtttMove> {
+        let mut p = Uttt::new();
+        let mut moves = Vec::new();
+        while !p.is_over() {
+            let bot = if p.ply().is_multiple_of(2) {
+                &mut a
+            } else {
+                &mut b
+            };
+            let mv = bot.select_move(&p).unwrap();
+            moves.push(mv);
+            p.play_unchecked(mv);
+        }
+        moves
+    }
+
+    #[test]
+    fn optimal_and_greedy_vary_their_games_by_seed() {
+        // Against one fixed opponent (the same bot and seed each game),
+        // from the empty board: the same seed replays the game, other
+        // seeds play others.
+        for (name, params) in [("optimal", "iters=400"), ("greedy", "")] {
+            let game = |seed: u64| {
+                game_between(
+                    bot(name, params, seed),
+                    bot("optimal", "iters=400,vary=0", 99),
+                )
+            };
+            assert_eq!(game(1), game(1), "{name}: one seed, one game");
+            let games: std::collections::HashSet<Vec<UtttMove>> = (0..6).map(game).collect();
+            assert!(games.len() >= 4, "{name}: {} distinct of 6", games.len());
+        }
+        // Without variety, optimal's seed only orders equal moves: six
+        // seeds give at most a couple of games.
+        let fixed: std::collections::HashSet<Vec<UtttMove>> = (0..6)
+            .map(|seed| {
+                game_between(
+                    bot("optimal", "iters=400,vary=0", seed),
+                    bot("optimal", "iters=400,vary=0", 99),
+                )
+            })
+            .collect();
+        assert!(fixed.len() <= 2, "{} distinct of 6", fixed.len());
+    }
+
+    #[test]
+    fn variety_draws_only_moves_close_to_the_best() {
+        // In the first plies the move is one of the close ones, and where
+        // one move wins at once it is always that one.
+        let p = play(&[(4, 4), (4, 0)]);
+        let mut m = Mcts::new(
+            SearchConfig {
+                iterations: 3000,
+                ..SearchConfig::optimal()
+            },
+            3,
+        );
+        let mut seen = std::collections::HashSet::new();
+        for seed in 0..12 {
+            let mut m2 = Mcts::new(
+                SearchConfig {
+                    iterations: 3000,
+                    ..SearchConfig::optimal()
+                },
+                seed,
+            );
+            let mv = m2.search(&p).unwrap();
+            // The move drawn had at least half the visits of the most
+            // visited move, and a mean within the margin.
+            let visits = m2.root_visits();
+            let top = visits.iter().map(|v| v.1).max().unwrap();
+            let mine = visits.iter().find(|v| v.0 == mv).unwrap().1;
+            assert!(2 * mine >= top, "{mv}: {mine} visits of {top}");
+            seen.insert(mv);
+        }
+        assert!(seen.len() >= 2, "12 seeds drew one move: {seen:?}");
+        assert!(m.search(&p).is_some());
+    }
+
     #[test]
     fn games_with_tree_reuse_replay_exactly() {
         // A harness time limit (here a tiny one) does not touch an
@@ -422,10 +513,7 @@ mod tests {
             let mut a = bot("optimal", "iters=400", seed);
             let mut b = bot("optimal", "iters=400", seed + 1);
             if let Some(ms) = limit {
-                let time = TimeControl {
-                    move_ms: ms,
-                    startup_ms: 0,
-                };
+                let time = TimeControl::new(ms, 0);
                 a.begin(Seat::One, &time).unwrap();
                 b.begin(Seat::Two, &time).unwrap();
             }
@@ -491,7 +579,10 @@ mod tests {
         };
         assert!(e("iters=0").contains("iters"));
         assert!(e("depth=3").contains("unknown parameter 'depth'"));
-        assert!(e("depth=3").contains("accepted: iters, time_ms, puct, fpu"));
+        assert!(e("depth=3").contains("accepted: iters, time_ms, puct, fpu, vary"));
+        assert!(e("vary=82").contains("'vary' must be a number of plies from 0 to 81"));
+        assert!(e("vary=x").contains("'vary'"));
+        assert!(e("vary=0").is_empty());
         assert!(e("time_ms=0").contains("time_ms"));
         assert!(e("puct=1.5,fpu=0.1").is_empty());
         assert!(e("puct=0").contains("'puct' must be above 0"));
@@ -582,11 +673,15 @@ mod tests {
 
     /// The move, the iterations and the tree's size after each search of a
     /// few positions at 3000 iterations, with tree reuse across moves, at
-    /// today's defaults, PUCT with the built-in networks (a new network
-    /// file changes these values; record them again with it).
+    /// today's defaults without the variety of the first plies, PUCT with
+    /// the built-in networks (a new network file changes these values;
+    /// record them again with it).
     #[test]
     fn searches_at_the_defaults_are_unchanged() {
-        let got = fingerprint_of(SearchConfig::optimal());
+        let got = fingerprint_of(SearchConfig {
+            vary_plies: 0,
+            ..SearchConfig::optimal()
+        });
         let want = [
             ("4 6", 3000, 25924),
             ("0 5", 3000, 26222),

@@ -73,14 +73,25 @@ fn choices(spec: &str) -> Vec<String> {
 
 #[test]
 fn optimal_plays_as_pinned() {
-    let games: Vec<(usize, u64)> = [(1, 0), (2, 2), (3, 4)]
-        .iter()
-        .map(|&(seed, opening)| game("optimal:iters=300", "optimal:iters=300", seed, opening))
-        .collect();
+    let games = |spec: &str| -> Vec<(usize, u64)> {
+        [(1, 0), (2, 2), (3, 4)]
+            .iter()
+            .map(|&(seed, opening)| game(spec, spec, seed, opening))
+            .collect()
+    };
+    let (varied, fixed) = (
+        games("optimal:iters=300"),
+        games("optimal:iters=300,vary=0"),
+    );
     let moves = choices("optimal:iters=3000");
-    println!("optimal games {games:?}\noptimal moves {moves:?}");
-    assert_eq!(games, OPTIMAL_GAMES);
+    let fixed_moves = choices("optimal:iters=3000,vary=0");
+    println!("optimal games {varied:?}\nwithout variety {fixed:?}\noptimal moves {moves:?}");
+    assert_eq!(varied, OPTIMAL_GAMES);
     assert_eq!(moves, OPTIMAL_MOVES);
+    // Without the variety of the first plies (issue 65), the games and
+    // moves of before it.
+    assert_eq!(fixed, FIXED_GAMES);
+    assert_eq!(fixed_moves, FIXED_MOVES);
 }
 
 #[test]
@@ -90,23 +101,32 @@ fn uct_plays_as_pinned() {
         .map(|&(seed, opening)| game("uct:iters=500", "uct:iters=500", seed, opening))
         .collect();
     let mixed = game("optimal:iters=200", "uct:iters=2000", 4, 2);
+    let fixed_mixed = game("optimal:iters=200,vary=0", "uct:iters=2000", 4, 2);
     let moves = choices("uct:iters=3000");
     println!("uct games {games:?}\nmixed game {mixed:?}\nuct moves {moves:?}");
     assert_eq!(games, UCT_GAMES);
     assert_eq!(mixed, MIXED_GAME);
+    assert_eq!(fixed_mixed, FIXED_MIXED_GAME);
     assert_eq!(moves, UCT_MOVES);
 }
 
 const OPTIMAL_GAMES: [(usize, u64); 3] = [
+    (43, 14920738663346713971),
+    (48, 15182949670414640347),
+    (43, 13143802433920684316),
+];
+const OPTIMAL_MOVES: [&str; 6] = ["4 2", "7 7", "2 2", "3 0", "5 6", "2 8"];
+const FIXED_GAMES: [(usize, u64); 3] = [
     (41, 12029583920942090625),
     (45, 8176262173377920904),
     (43, 104468984774716173),
 ];
-const OPTIMAL_MOVES: [&str; 6] = ["4 6", "7 7", "2 2", "3 0", "5 6", "2 8"];
+const FIXED_MOVES: [&str; 6] = ["4 6", "7 7", "2 2", "3 0", "5 6", "2 8"];
+const FIXED_MIXED_GAME: (usize, u64) = (33, 17250805018188841849);
 const UCT_GAMES: [(usize, u64); 3] = [
     (48, 2583219110491059055),
     (50, 7749362795893375815),
     (48, 16256308605127472395),
 ];
-const MIXED_GAME: (usize, u64) = (33, 17250805018188841849);
+const MIXED_GAME: (usize, u64) = (39, 17795737223707745191);
 const UCT_MOVES: [&str; 6] = ["2 1", "7 8", "2 2", "3 6", "2 2", "2 8"];

@@ -184,7 +184,18 @@ pub struct SearchConfig {
     /// The tree stops growing at this many nodes (at most [`MAX_NODES`]);
     /// iterations then end at the leaves they reach.
     pub max_nodes: usize,
+    /// Variety: in positions before this ply, the move is drawn (by the
+    /// search's seed) among the root's moves close to the best (see
+    /// [`VARY_MARGIN`]), so that games from the empty board differ by
+    /// seed; 0 always plays the best.
+    pub vary_plies: u32,
 }
+
+/// How close to the best a move must be to be drawn in the first
+/// [`SearchConfig::vary_plies`] plies: a mean at most this far below the
+/// most visited move's (in expected score, 0 to 1), and at least half its
+/// visits, so that a move the search barely looked at is never drawn.
+pub const VARY_MARGIN: f64 = 0.02;
 
 impl SearchConfig {
     /// The tree's node cap: `max_nodes`, at most [`MAX_NODES`].
@@ -205,6 +216,7 @@ impl SearchConfig {
             solver: true,
             reuse: true,
             max_nodes: MAX_NODES,
+            vary_plies: 12,
         }
     }
 
@@ -220,6 +232,7 @@ impl SearchConfig {
             solver: false,
             reuse: false,
             max_nodes: MAX_NODES,
+            vary_plies: 0,
         }
     }
 }
@@ -363,14 +376,14 @@ impl Mcts {
     /// The time policy: how long a timed search may run, from the call to
     /// the answer. A budget `T` gets `T - min(T / 50, 20 ms)` (98 ms of
     /// 100, 980 ms of 1 s); a known harness limit `L` caps that at
-    /// `L - max(L / 10, 30 ms)` (900 ms of a 1 s limit), room for process
-    /// scheduling and the protocol's round trip on a loaded machine. `None`
-    /// without a time budget.
+    /// `L - L / 10` (900 ms of a 1 s limit, 90 ms of CodinGame's 100 ms),
+    /// room for process scheduling and the protocol's round trip on a
+    /// loaded machine. `None` without a time budget.
     pub(crate) fn time_target(&self) -> Option<Duration> {
         let t = self.config.time?;
         let mut target = t.saturating_sub((t / 50).min(Duration::from_millis(20)));
         if let Some(limit) = self.move_limit {
-            let margin = (limit / 10).max(Duration::from_millis(30));
+            let margin = limit / 10;
             target = target.min(limit.saturating_sub(margin));
         }
         Some(target.max(Duration::from_micros(200)))
@@ -701,7 +714,39 @@ impl Mcts {
             elapsed: started.elapsed(),
             setup: looping.duration_since(started),
         };
-        self.best_root_move()
+        let best = self.best_root_move()?;
+        Some(if (root.ply() as u32) < self.config.vary_plies {
+            self.varied_root_move(best)
+        } else {
+            best
+        })
+    }
+
+    /// A move drawn by the search's generator among the root's moves as
+    /// good as `best` within [`VARY_MARGIN`] and with at least half its
+    /// visits (`best` itself included); `best` when it is a proven win or
+    /// nothing else qualifies.
+    fn varied_root_move(&mut self, best: UtttMove) -> UtttMove {
+        let Some(b) = self.children(0).find(|&i| self.nodes[i].mv == best) else {
+            return best;
+        };
+        if self.nodes[b].proof == Proof::Win {
+            return best;
+        }
+        let (top_visits, top_mean) = (self.stats[b].visits, self.stats[b].mean());
+        let close: Vec<UtttMove> = self
+            .children(0)
+            .filter(|&i| {
+                let s = &self.stats[i];
+                i == b
+                    || (self.nodes[i].proof != Proof::Loss
+                        && s.visits > 0
+                        && 2 * s.visits >= top_visits
+                        && s.mean() >= top_mean - VARY_MARGIN)
+            })
+            .map(|i| self.nodes[i].mv)
+            .collect();
+        close[self.rng.random_range(0..close.len())]
     }
 
     /// Whether the move to play can no longer change: a move is proven
@@ -886,7 +931,12 @@ mod tests {
         m.set_move_limit(Some(Duration::from_millis(1000)));
         assert_eq!(ms(m.time_target()), Some(900));
         m.set_move_limit(Some(Duration::from_millis(100)));
-        assert_eq!(ms(m.time_target()), Some(70));
+        assert_eq!(ms(m.time_target()), Some(90));
+        // CodinGame's limit does not cut a 90 ms budget (it was cut to 70
+        // ms by a 30 ms floor on the margin).
+        let mut m = timed(90);
+        m.set_move_limit(Some(Duration::from_millis(100)));
+        assert_eq!(m.time_target(), Some(Duration::from_micros(88_200)));
         assert_eq!(Mcts::new(SearchConfig::optimal(), 1).time_target(), None);
     }
 
