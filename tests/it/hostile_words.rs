@@ -43,12 +43,17 @@ const NAME: &str = "eve <b>bold</b> [x](javascript:alert(5)) *em* \u{1b}[31mred\
 /// name and description are hostile too.
 fn hostile_bot(dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join("bot.py"), HOSTILE_BOT).unwrap();
+    // The words are in the program: a submission's command words may not
+    // hold a `/` (grading refuses what looks like a path outside it).
+    let program = HOSTILE_BOT.replace(
+        "W = sys.argv[1] if len(sys.argv) > 1 else \"\"",
+        &format!("W = {WORDS:?}"),
+    );
+    std::fs::write(dir.join("bot.py"), program).unwrap();
     let toml = format!(
-        "name = {name}\ndescription = {desc}\ncommand = [\"python3\", \"bot.py\", {words}]\n",
+        "name = {name}\ndescription = {desc}\ncommand = [\"python3\", \"bot.py\"]\n",
         name = toml_string(NAME),
         desc = toml_string(&format!("{WORDS} \u{1b}]0;title\u{7}")),
-        words = toml_string(WORDS),
     );
     std::fs::write(dir.join("bot.toml"), toml).unwrap();
     dir.join("bot.toml")
@@ -370,16 +375,8 @@ fn a_hostile_submission_to_a_league_shows_on_no_page_raw() {
     crate::common::league_init(&l);
     let eve = tmp.path().join("eve");
     hostile_bot(&eve);
-    std::fs::remove_file(eve.join("bot.toml")).unwrap();
     // Its words are its stderr and replies: the admission log keeps them.
-    std::fs::write(
-        eve.join("bot.py"),
-        HOSTILE_BOT.replace(
-            "W = sys.argv[1] if len(sys.argv) > 1 else \"\"",
-            &format!("W = {WORDS:?}"),
-        ),
-    )
-    .unwrap();
+    std::fs::remove_file(eve.join("bot.toml")).unwrap();
     ok(&["league", "submit", d, "eve", eve.to_str().unwrap()]);
     ok(&["league", "run", d, "--games", "4"]);
     ok(&["league", "standings", d]);
