@@ -192,7 +192,8 @@ fn database_and_pages(work: &Path) {
     let (tx, rx) = std::sync::mpsc::channel();
     let d2 = dir.clone();
     std::thread::spawn(move || {
-        referee::league::web::serve(&d2, "127.0.0.1:0".parse().unwrap(), |a| {
+        let limits = referee::league::http::WebLimits::default();
+        referee::league::web::serve(&d2, "127.0.0.1:0".parse().unwrap(), limits, |a| {
             let _ = tx.send(a);
         })
         .expect("serve");

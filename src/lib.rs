@@ -2,8 +2,9 @@
 //! tic-tac-toe, Notakto, Ultimate tic-tac-toe).
 //!
 //! The modules are layers, and each uses only the layers below it (a test,
-//! `tests/it/layers.rs`, fails on any dependency circle): [`game`] and
-//! [`seed`] (rules, derived randomness) -> [`protocol`] (the bot protocol,
+//! `tests/it/layers.rs`, fails on any dependency circle): [`escape`],
+//! [`game`] and [`seed`] (escaping for where text is shown, rules, derived
+//! randomness) -> [`protocol`] (the bot protocol,
 //! and a forfeit as data) -> [`bot`] (players) -> [`play`] (one game into a
 //! [`play::record::GameRecord`], schedules, the run folder, standings and
 //! statistics) -> [`tournament`] -> [`matches`](mod@matches); [`check`], [`console`],
@@ -84,6 +85,7 @@
 pub mod bot;
 pub mod check;
 pub mod console;
+pub mod escape;
 pub mod game;
 pub mod grade;
 pub mod league;

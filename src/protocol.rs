@@ -186,28 +186,6 @@ impl fmt::Display for Forfeit {
     }
 }
 
-/// Escapes a raw reply for records: control characters and non-ASCII as
-/// escapes, cut at 200 characters.
-pub(crate) fn escape_line(raw: &[u8]) -> String {
-    let mut out = String::new();
-    for &b in raw {
-        if out.len() >= 200 {
-            out.push('…');
-            break;
-        }
-        match b {
-            b'\\' => out.push_str("\\\\"),
-            b'"' => out.push_str("\\\""),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            0x20..=0x7e => out.push(b as char),
-            _ => out.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    out
-}
-
 /// What a network client answers to a turn its own bot could not answer:
 /// not a move, so the server records a forfeit of that round and goes on.
 pub(crate) const FORFEIT_REPLY: &str = "forfeit";
@@ -526,7 +504,7 @@ impl Breach {
     /// filled in by the referee).
     pub(crate) fn into_forfeit<G: Game>(self, pos: &G) -> Forfeit {
         let mut f = Forfeit::new(self.reason, self.detail);
-        f.line = self.line.as_deref().map(escape_line);
+        f.line = self.line.as_deref().map(crate::escape::terminal::reply);
         f.time_us = self.time_us;
         f.overrun_us = self.overrun_us;
         f.position = pos.to_string();
@@ -776,7 +754,7 @@ pub(crate) fn judge_reply_in<G: Game>(
                 format!(
                     "wrote output when no reply was due (a line before its first turn, \
                      a second line after a reply, or output at the end of the game): \"{}\"{}",
-                    escape_line(first.as_bytes()),
+                    crate::escape::terminal::reply(first.as_bytes()),
                     console_hint(&shown)
                 ),
             )
@@ -811,13 +789,6 @@ fn read_reply<G: Game>(protocol: BotProtocol, text: &str) -> Result<Option<G::Mo
 mod tests {
     use super::*;
     use crate::game::{Notakto, TicTacToe, Uttt};
-
-    #[test]
-    fn escapes_and_cuts() {
-        assert_eq!(escape_line(b"a\tb\x00\xff"), "a\\tb\\x00\\xff");
-        let long = vec![b'a'; 1000];
-        assert!(escape_line(&long).chars().count() <= 202);
-    }
 
     fn allow(first: bool) -> Allowance {
         Allowance {

@@ -130,26 +130,8 @@ pub(crate) fn short_diff(expected: &str, got: &str) -> String {
     visible_diff(expected, got, 16)
 }
 
-/// Marks whitespace a reader cannot see: `·` for each trailing space, `→`
-/// for a tab, and `⏎` where a line lacks its newline (the last one).
-pub fn visible(line: &str) -> String {
-    let (body, newline) = match line.strip_suffix('\n') {
-        Some(b) => (b.strip_suffix('\r').unwrap_or(b), true),
-        None => (line, false),
-    };
-    let kept = body.trim_end_matches([' ', '\t']);
-    let mut out: String = kept.replace('\t', "→");
-    for c in body[kept.len()..].chars() {
-        out.push(if c == '\t' { '→' } else { '·' });
-    }
-    if !newline {
-        out.push('⏎');
-    }
-    out
-}
-
 /// A unified diff (expected `-`, printed `+`) with whitespace made visible
-/// ([`visible`]), at most `max_lines` lines.
+/// ([`crate::escape::terminal::marked`]), at most `max_lines` lines.
 pub fn visible_diff(expected: &str, got: &str, max_lines: usize) -> String {
     let diff = similar::TextDiff::from_lines(expected, got);
     let mut out = vec!["--- expected".to_string(), "+++ printed".to_string()];
@@ -161,7 +143,10 @@ pub fn visible_diff(expected: &str, got: &str, max_lines: usize) -> String {
                     similar::ChangeTag::Insert => '+',
                     similar::ChangeTag::Equal => ' ',
                 };
-                out.push(format!("{sign}{}", visible(change.value())));
+                out.push(format!(
+                    "{sign}{}",
+                    crate::escape::terminal::marked(change.value())
+                ));
             }
         }
     }
@@ -876,11 +861,11 @@ mod tests {
 
     #[test]
     fn whitespace_is_made_visible() {
-        assert_eq!(visible("a b  \n"), "a b··");
-        assert_eq!(visible("a\tb\t\n"), "a→b→");
-        assert_eq!(visible("end"), "end⏎");
         let d = visible_diff("A      B\n0 1 2\n", "A      B \n0 1 2\n", 16);
         assert!(d.contains("-A      B\n+A      B·"), "{d}");
+        // A program's escape sequences are shown, not run.
+        let d = visible_diff("A\n", "\x1b[2JA\n", 16);
+        assert!(d.contains("+\\x1b[2JA"), "{d}");
         assert!(same_but_trailing_whitespace("a\nb\n", "a \nb"));
         assert!(!same_but_trailing_whitespace("a\nb\n", "a\n\nb\n"));
     }

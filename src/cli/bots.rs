@@ -35,14 +35,14 @@ pub fn run(_args: BotsArgs) -> anyhow::Result<ExitCode> {
     for kind in GameKind::ALL {
         // A game missing from this build is left out of the list, not an error.
         if let Ok(text) = listing(kind) {
-            print!("{text}");
+            out!("{text}");
         }
     }
-    println!(
+    outln!(
         "\nParameters follow the name after a colon: optimal:iters=20000,time_ms=500.\n\
          Any other name is an external bot: a manifest (.toml) or a command line."
     );
-    print!("{}", manifests(std::path::Path::new("bots")));
+    out!("{}", manifests(std::path::Path::new("bots")));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -56,7 +56,7 @@ fn check<G: BuiltinBots>(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         BotSpec::Builtin(b) => bail!("'{b}' is a built-in bot; check tests external bots"),
     };
     let time = args.time.control();
-    println!(
+    outln!(
         "checking {} for {} (limit {} ms per move, +{} ms start-up on the first turn)",
         spec.name,
         G::KIND,
@@ -64,7 +64,7 @@ fn check<G: BuiltinBots>(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         time.startup_ms
     );
     let report = run_checks::<G>(&spec, &args.game.options(), &time)?;
-    println!(
+    outln!(
         "protocol: {}",
         match (report.protocol, report.detected) {
             (BotProtocol::V1, false) => "v1".to_string(),
@@ -82,7 +82,7 @@ fn check<G: BuiltinBots>(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         }
     );
     for r in &report.results {
-        println!(
+        outln!(
             "{}  {}: {}",
             if r.pass { "PASS" } else { "FAIL" },
             r.name,
@@ -94,7 +94,7 @@ fn check<G: BuiltinBots>(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|&u| format_us(u as f64))
         .collect();
-    println!(
+    outln!(
         "start-up (process start to first reply): {}",
         if startups.is_empty() {
             "none measured".to_string()
@@ -102,9 +102,9 @@ fn check<G: BuiltinBots>(args: &CheckArgs) -> anyhow::Result<ExitCode> {
             startups.join(", ")
         }
     );
-    println!("{}", stats("move time", &report.move_us));
+    outln!("{}", stats("move time", &report.move_us));
     let passed = report.results.iter().filter(|r| r.pass).count();
-    println!("{passed} of {} checks passed", report.results.len());
+    outln!("{passed} of {} checks passed", report.results.len());
     Ok(if report.all_pass() {
         ExitCode::SUCCESS
     } else {

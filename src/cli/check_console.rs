@@ -84,23 +84,23 @@ fn print_report(args: &CheckConsoleArgs, r: &CheckReport, took: Duration) {
         } else {
             "transcript differs"
         };
-        println!("== game {}: {what} ({})", m.game, m.status);
-        println!("-- input (one line each, as typed):");
+        outln!("== game {}: {what} ({})", m.game, m.status);
+        outln!("-- input (one line each, as typed):");
         for line in m.input.lines() {
-            println!("   {line:?}");
+            outln!("   {line:?}");
         }
-        println!("-- diff (· a trailing space, → a tab, ⏎ a missing newline):");
-        println!("{}", m.diff);
+        outln!("-- diff (· a trailing space, → a tab, ⏎ a missing newline):");
+        outln!("{}", m.diff);
         if !m.stderr_tail.trim().is_empty() {
-            println!("-- program stderr (tail):");
+            outln!("-- program stderr (tail):");
             for line in m.stderr_tail.lines() {
-                println!("   {line}");
+                outln!("   {line}");
             }
         }
-        println!();
+        outln!();
     }
     if r.mismatches.len() > args.show {
-        println!(
+        outln!(
             "({} more differing games not shown; --show N prints more)",
             r.mismatches.len() - args.show
         );
@@ -125,7 +125,7 @@ fn print_report(args: &CheckConsoleArgs, r: &CheckReport, took: Duration) {
             r.whitespace_only
         )
     };
-    println!(
+    outln!(
         "{verdict}: {}/{} transcripts match byte for byte{whitespace} ({} {}, seed {}, {:.1} s)",
         r.matched,
         r.games,

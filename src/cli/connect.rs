@@ -52,7 +52,7 @@ pub fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
     cfg.timeout = (args.timeout_s > 0).then(|| std::time::Duration::from_secs(args.timeout_s));
     let report = connect(&args.addr, &cfg)?;
     let s = report.score;
-    println!(
+    outln!(
         "{} rounds of {}: {} won, {} drawn, {} lost",
         s.games(),
         report.game,
@@ -61,9 +61,9 @@ pub fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
         s.losses
     );
     if report.local_forfeits > 0 {
-        println!("The local bot forfeited {} turns.", report.local_forfeits);
+        outln!("The local bot forfeited {} turns.", report.local_forfeits);
     }
-    println!(
+    outln!(
         "Final score: {} : {} ({} vs server)",
         format_points(s.points()),
         format_points(s.opponent_points()),

@@ -159,7 +159,7 @@ pub fn run(args: GradeArgs) -> anyhow::Result<ExitCode> {
     }
     let result = GradeResult::graded(&report, grading_leaderboard(&report));
     let text = if args.json {
-        serde_json::to_string_pretty(&report)? + "\n"
+        referee::escape::json::to_string_pretty(&report)? + "\n"
     } else {
         grade_report_text(&report)
     };
@@ -250,7 +250,7 @@ fn write_results(
     if let Some(path) = &args.feedback {
         write_file(path, &result.feedback)?;
     }
-    print!("{text}");
+    out!("{text}");
     if args.systems.github_classroom && last_line != Some(Format::GithubClassroom) {
         if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
             append_file(
@@ -260,7 +260,7 @@ fn write_results(
         }
     }
     if let Some(format) = last_line {
-        print!("{}", format.render(result));
+        out!("{}", format.render(result));
     }
     Ok(())
 }
@@ -561,12 +561,12 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
     };
     let items: Vec<String> = rubric.items.iter().map(|i| i.name.clone()).collect();
     let paths = write_gradebook(&out, &rows, &items)?;
-    println!("{}", gradebook_table(&rows));
+    outln!("{}", gradebook_table(&rows));
     let results: Vec<String> = std::iter::once(Format::Gradescope)
         .chain(class_out.formats.iter().copied())
         .map(|f| out.join(f.name()).display().to_string())
         .collect();
-    println!(
+    outln!(
         "gradebook: {}; feedback: {}; results: {}",
         paths
             .iter()
@@ -608,13 +608,13 @@ pub fn run_all(args: GradeAllArgs) -> anyhow::Result<ExitCode> {
         league::add_to_gradescope(&out, &played.rows)?;
         std::fs::write(
             out.join("leaderboard.json"),
-            serde_json::to_string_pretty(&played.rows)? + "\n",
+            referee::escape::json::to_string_pretty(&played.rows)? + "\n",
         )?;
-        print!(
+        out!(
             "{}",
             referee::tournament::standings::standings_tables(&played.run.summary)
         );
-        println!(
+        outln!(
             "class tournament: {} (report: {})",
             out.join("leaderboard.json").display(),
             dir.join("report.html").display()
@@ -639,10 +639,10 @@ pub fn merge_class(
         .map_err(|e| anyhow::anyhow!("--out {}: cannot create the folder: {e}", out.display()))?;
     let rows = referee::grade::class::merge_class(dirs, out)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        outln!("{}", referee::escape::json::to_string_pretty(&rows)?);
     } else {
-        println!("{}", gradebook_table(&rows));
-        println!("gradebook: {}", out.join("gradebook.csv").display());
+        outln!("{}", gradebook_table(&rows));
+        outln!("gradebook: {}", out.join("gradebook.csv").display());
     }
     Ok(ExitCode::SUCCESS)
 }

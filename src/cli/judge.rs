@@ -44,9 +44,9 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<ExitCode> {
         };
         (v, pos.to_string())
     });
-    println!("{verdict}");
+    outln!("{verdict}");
     if args.position {
-        println!("{position}");
+        outln!("{position}");
     }
     Ok(ExitCode::SUCCESS)
 }

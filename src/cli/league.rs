@@ -103,6 +103,13 @@ struct ServeArgs {
     /// Address to listen on (port 0 picks a free one, printed at start).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: String,
+    /// Connections served at once; one more is answered 503 and closed.
+    #[arg(long, default_value_t = league::http::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Connections served at once from one IP address (raise it behind a
+    /// reverse proxy, where every browser comes from the proxy's address).
+    #[arg(long, default_value_t = league::http::DEFAULT_MAX_PER_ADDRESS)]
+    max_per_address: usize,
 }
 
 #[derive(Args, Debug)]
@@ -147,7 +154,7 @@ pub fn run(args: LeagueArgs) -> anyhow::Result<ExitCode> {
             let l = League::open(&a.dir)?;
             let was = l.frozen()?;
             let t = l.freeze()?;
-            println!(
+            outln!(
                 "{}: {} (unix time {t}); later submissions are stored, not played",
                 a.dir.display(),
                 if was.is_some() {
@@ -162,7 +169,7 @@ pub fn run(args: LeagueArgs) -> anyhow::Result<ExitCode> {
         LeagueCommand::Export(a) => {
             let files = league::export(&a.dir, &a.out, a.rubric.as_deref())?;
             for f in files {
-                println!("wrote {}", f.display());
+                outln!("wrote {}", f.display());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -184,7 +191,7 @@ fn init(a: InitArgs) -> anyhow::Result<ExitCode> {
         .file_name()
         .map_or_else(|| "League".into(), |n| n.to_string_lossy().into_owned());
     let l = League::init(&a.dir, s)?;
-    println!(
+    outln!(
         "league {} created: {} with anchors {}; edit {} to change the settings",
         a.dir.display(),
         l.settings.game,
@@ -198,12 +205,13 @@ fn submit(a: SubmitArgs) -> anyhow::Result<ExitCode> {
     let l = League::open(&a.dir)?;
     let s = l.submit(&a.name, &a.path)?;
     match (&s.rejected, s.new) {
-        (Some(why), _) => println!("{} version {}: rejected: {why}", a.name, s.version),
-        (None, false) => println!(
+        (Some(why), _) => outln!("{} version {}: rejected: {why}", a.name, s.version),
+        (None, false) => outln!(
             "{} version {}: the same as the newest version; nothing new",
-            a.name, s.version
+            a.name,
+            s.version
         ),
-        (None, true) => println!("{} version {}: {}", a.name, s.version, s.status.name()),
+        (None, true) => outln!("{} version {}: {}", a.name, s.version, s.status.name()),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -240,9 +248,11 @@ fn run_league(a: RunArgs) -> anyhow::Result<ExitCode> {
         inbox: a.inbox,
     };
     let summary = league::run(&a.dir, &opts, &progress)?;
-    println!(
+    outln!(
         "{} ladder games played; {} versions admitted, {} rejected",
-        summary.played, summary.admitted, summary.rejected
+        summary.played,
+        summary.admitted,
+        summary.rejected
     );
     Ok(match summary.interrupted {
         Some(sig) => ExitCode::from(referee::play::interrupt::exit_code(sig)),
@@ -296,17 +306,18 @@ fn standings(a: StandingsArgs) -> anyhow::Result<ExitCode> {
     let l = League::open(&a.dir)?;
     let ladder = l.ladder()?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&ladder)?);
+        outln!("{}", referee::escape::json::to_string_pretty(&ladder)?);
     } else if a.csv {
-        print!("{}", league::finals::standings_csv(&ladder));
+        out!("{}", league::finals::standings_csv(&ladder));
     } else {
-        println!("{}", table(&ladder));
-        println!(
+        outln!("{}", table(&ladder));
+        outln!(
             "{} games rated; first move worth {:.0} Elo; * = still being placed",
-            ladder.games, ladder.first_move
+            ladder.games,
+            ladder.first_move
         );
         if let Some(rule) = league::rule_line(&ladder) {
-            println!("{rule}");
+            outln!("{rule}");
         }
         if let Some(w) = &ladder.warning {
             super::tell(&format!("warning: {w}"));
@@ -321,8 +332,13 @@ fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         .parse()
         .map_err(|_| anyhow::anyhow!("--listen: '{}' is not an ADDRESS:PORT", a.listen))?;
     referee::play::interrupt::install(super::tell)?;
-    league::web::serve(&a.dir, addr, |bound| {
-        println!(
+    let limits = league::http::WebLimits {
+        max_connections: a.max_connections,
+        max_per_address: a.max_per_address,
+        ..Default::default()
+    };
+    league::web::serve(&a.dir, addr, limits, |bound| {
+        outln!(
             "serving {} on http://{bound}/ (Ctrl-C stops)",
             a.dir.display()
         );
@@ -343,8 +359,8 @@ fn final_cmd(a: FinalArgs) -> anyhow::Result<ExitCode> {
         &progress,
     )?;
     drop(progress);
-    println!("{}", table(&ladder));
-    println!(
+    outln!("{}", table(&ladder));
+    outln!(
         "the final's games, report.html and standings are in {}",
         a.dir.join(league::finals::FINAL_DIR).display()
     );

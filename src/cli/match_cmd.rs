@@ -238,15 +238,15 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
         super::tell(&format!("warning: {w}"));
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&r.to_json())?);
+        outln!("{}", referee::escape::json::to_string_pretty(&r.to_json())?);
     } else {
-        print!("{}", referee::matches::output::match_text(&r));
-        println!(
+        out!("{}", referee::matches::output::match_text(&r));
+        outln!(
             "{}",
             super::played_line(r.played, r.elapsed, r.resumed, None)
         );
         if r.discarded > 0 {
-            println!(
+            outln!(
                 "{} after the SPRT was decided: not counted, and not kept",
                 match r.discarded {
                     1 => "1 game finished".to_string(),
@@ -255,10 +255,10 @@ fn run_match<G: BuiltinBots>(args: &MatchArgs) -> anyhow::Result<ExitCode> {
             );
         }
         if let Some(dir) = &args.out {
-            println!("Results in {}", dir.display());
+            outln!("Results in {}", dir.display());
         }
         if let Some(path) = &report {
-            println!("Report: {}", path.display());
+            outln!("Report: {}", path.display());
         }
     }
     if let Some(sig) = referee::play::interrupt::interrupted() {

@@ -12,6 +12,24 @@ use referee::bot::{TimeControl, TimeProfile};
 use referee::game::{GameKind, GameOptions, Rules};
 use referee::protocol::BotProtocol;
 
+/// Prints on stdout as [`print`] does, through [`show`]: what a command
+/// prints may hold a bot's or a student's words.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::show(&format!($($arg)*), false)
+    };
+}
+
+/// Prints a line on stdout as [`println`] does, through [`show`].
+macro_rules! outln {
+    () => {
+        $crate::cli::show("", true)
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::show(&format!($($arg)*), true)
+    };
+}
+
 pub mod bots;
 pub mod check;
 pub mod check_console;
@@ -306,6 +324,24 @@ pub fn played_line(
             None => String::new(),
         }
     )
+}
+
+/// Writes `text` (and a newline) on stdout as a terminal must show it:
+/// the control characters, escape sequences and bidi overrides it holds
+/// as visible escapes ([`referee::escape::terminal::text`]), so that no
+/// bot's reply, stderr or name, and no student's file name, can act on
+/// the terminal of whoever runs referee. Every command prints through
+/// here (the `out!` and `outln!` macros) or through
+/// [`progress::say`] on stderr. A closed stdout (`referee ... | head`)
+/// is not an error worth a panic.
+pub fn show(text: &str, newline: bool) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(referee::escape::terminal::text(text).as_bytes());
+    if newline {
+        let _ = o.write_all(b"\n");
+    }
+    let _ = o.flush();
 }
 
 /// Closes the grader's `paths` to other users where per-bot users alone

@@ -11,10 +11,14 @@ use referee::play::Observer;
 /// Writes `line` to stderr, ignoring failure: a closed stderr (the reader
 /// of a pipe gone, as after Ctrl-C in `referee ... 2>&1 | tail`) must never
 /// stop a run or keep it from stopping, as `eprintln!`'s panic would.
+///
+/// What it writes is shown as a terminal must show it
+/// ([`referee::escape::terminal::text`]): notes carry bots' and students'
+/// names, replies and stderr.
 pub fn say(line: &str) {
     use std::io::Write;
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}");
+    let _ = writeln!(err, "{}", referee::escape::terminal::text(line));
 }
 
 /// The progress policy of the command line.
@@ -153,7 +157,7 @@ impl Observer for Progress {
             if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
                 bar.set_style(style);
             }
-            bar.set_prefix(label.to_string());
+            bar.set_prefix(referee::escape::terminal::line(label).into_owned());
             bar.set_position(done);
             bar.reset_eta();
         }
@@ -190,7 +194,7 @@ impl Observer for Progress {
         let mut s = self.state();
         text.clone_into(&mut s.status);
         if let Mode::Bar(bar) = &self.mode {
-            bar.set_message(text.to_string());
+            bar.set_message(referee::escape::terminal::line(text).into_owned());
         }
     }
 

@@ -31,6 +31,6 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let n = referee::report::write_report(&args.dir, &out, args.title.as_deref(), &progress)?;
-    println!("wrote {} ({n} games)", out.display());
+    outln!("wrote {} ({n} games)", out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -39,9 +39,9 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<ExitCode> {
         }
     );
     if lacks.is_empty() {
-        println!("the sandbox gives every guarantee here ({offered})");
+        outln!("the sandbox gives every guarantee here ({offered})");
     } else {
-        println!("the sandbox cannot give every guarantee here ({offered})");
+        outln!("the sandbox cannot give every guarantee here ({offered})");
     }
     for (g, layers) in guarantees(s) {
         let by = if layers.is_empty() {
@@ -49,27 +49,27 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<ExitCode> {
         } else {
             layers.join("; ")
         };
-        println!("  {:<42} {by}", g.name());
+        outln!("  {:<42} {by}", g.name());
     }
     if !lacks.is_empty() {
-        println!("missing:");
+        outln!("missing:");
         for l in &lacks {
-            println!("  - {l}");
+            outln!("  - {l}");
         }
-        println!("--sandbox is refused; --sandbox=best-effort runs without these");
+        outln!("--sandbox is refused; --sandbox=best-effort runs without these");
     }
     if let (Some(game), Some(text)) = (args.game, &args.bot) {
         let mut spec = with_game!(game, G => BotSpec::resolve::<G>(text))?;
         spec.adjust(&args.process.settings());
         match &spec {
-            BotSpec::Builtin(b) => println!("bot {b} is built in: it runs inside referee"),
+            BotSpec::Builtin(b) => outln!("bot {b} is built in: it runs inside referee"),
             BotSpec::External(e) => {
-                println!("bot {} may read:", e.name);
+                outln!("bot {} may read:", e.name);
                 for dir in readable(e, &e.sandbox_read) {
-                    println!("  {}", dir.display());
+                    outln!("  {}", dir.display());
                 }
                 if s.users.is_some() {
-                    println!(
+                    outln!(
                         "its own folders from a private copy only its user may read ({})",
                         own_folders(e)
                             .iter()
@@ -78,7 +78,7 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<ExitCode> {
                             .join(", ")
                     );
                 }
-                println!("and write only to its private temporary folder");
+                outln!("and write only to its private temporary folder");
             }
         }
     }

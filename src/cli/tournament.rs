@@ -124,21 +124,24 @@ fn run_game<G: BuiltinBots>(
         _ => None,
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&r.summary.to_json())?);
+        outln!(
+            "{}",
+            referee::escape::json::to_string_pretty(&r.summary.to_json())?
+        );
     } else {
-        print!(
+        out!(
             "{}",
             referee::tournament::standings::standings_tables(&r.summary)
         );
-        println!(
+        outln!(
             "{}",
             super::played_line(r.played, r.elapsed, r.resumed, shard)
         );
         if let Some(dir) = &args.out {
-            println!("Results in {}", dir.display());
+            outln!("Results in {}", dir.display());
         }
         if let Some(path) = &report {
-            println!("Report: {}", path.display());
+            outln!("Report: {}", path.display());
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -174,10 +177,13 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     match (&report, args.json) {
-        (Some(r), true) => println!("{}", serde_json::to_string_pretty(&r.to_json())?),
-        (Some(r), false) => print!("{}", referee::matches::output::match_text(r)),
-        (None, true) => println!("{}", serde_json::to_string_pretty(&summary.to_json())?),
-        (None, false) => print!(
+        (Some(r), true) => outln!("{}", referee::escape::json::to_string_pretty(&r.to_json())?),
+        (Some(r), false) => out!("{}", referee::matches::output::match_text(r)),
+        (None, true) => outln!(
+            "{}",
+            referee::escape::json::to_string_pretty(&summary.to_json())?
+        ),
+        (None, false) => out!(
             "{}",
             referee::tournament::standings::standings_tables(&summary)
         ),

@@ -11,10 +11,11 @@ use serde::{Deserialize, Serialize};
 
 use super::rubric::Form;
 use super::{grade, GradeConfig, GradeReport};
+use crate::escape::csv::line as csv_line;
 use crate::game::GameKind;
 use crate::grade::feedback::{grading_leaderboard, GradeResult, LeaderboardEntry};
 use crate::grade::graders::Format;
-use crate::play::text::{csv_line, format_points};
+use crate::play::text::format_points;
 use crate::play::Observer;
 use crate::protocol::ForfeitReason;
 
@@ -340,11 +341,11 @@ impl GradedLog {
         let path = out.join(GRADED);
         // Rewritten whole, then renamed: a torn line or a student no longer
         // in the class is gone, and a kill never leaves half a header.
-        let mut text = serde_json::to_string(&GradedHeader {
+        let mut text = crate::escape::json::to_string(&GradedHeader {
             settings: settings.to_string(),
         })? + "\n";
         for r in kept {
-            text += &(serde_json::to_string(r)? + "\n");
+            text += &(crate::escape::json::to_string(r)? + "\n");
         }
         let tmp = out.join(format!(".{GRADED}.tmp"));
         std::fs::write(&tmp, text)
@@ -362,7 +363,7 @@ impl GradedLog {
 
     fn append(&self, row: &GradebookRow) -> anyhow::Result<()> {
         use std::io::Write;
-        let line = serde_json::to_string(row)? + "\n";
+        let line = crate::escape::json::to_string(row)? + "\n";
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
         f.write_all(line.as_bytes())
             .with_context(|| format!("cannot write {}", self.path.display()))
@@ -699,7 +700,7 @@ pub fn grade_class(
                 .collect(),
         };
         let path = out.dir.join(SHARD);
-        std::fs::write(&path, serde_json::to_string_pretty(&info)? + "\n")
+        std::fs::write(&path, crate::escape::json::to_string_pretty(&info)? + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
         settings = format!("{settings} --shard {k}/{n}");
     }
@@ -995,8 +996,11 @@ pub fn write_gradebook(
 ) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let json_path = out.join("gradebook.json");
-    std::fs::write(&json_path, serde_json::to_string_pretty(rows)? + "\n")
-        .with_context(|| format!("cannot write {}", json_path.display()))?;
+    std::fs::write(
+        &json_path,
+        crate::escape::json::to_string_pretty(rows)? + "\n",
+    )
+    .with_context(|| format!("cannot write {}", json_path.display()))?;
     let csv_path = out.join("gradebook.csv");
     let mut csv = csv_line([
         "student",
@@ -1138,7 +1142,7 @@ fn one_line(text: &str) -> String {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("");
     let more = lines.next().is_some();
-    let mut out = crate::play::text::visible(first);
+    let mut out = crate::escape::terminal::line(first).into_owned();
     if more {
         out.push_str(" (more in the feedback page)");
     }

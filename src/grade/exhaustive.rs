@@ -130,7 +130,7 @@ fn describe(b: &Breach, p: &mut BotProcess) -> String {
         let _ = write!(
             text,
             "; received \"{}\"",
-            crate::protocol::escape_line(line)
+            crate::escape::terminal::reply(line)
         );
     }
     if matches!(b.reason, ForfeitReason::Crash | ForfeitReason::Startup) {

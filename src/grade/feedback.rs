@@ -12,41 +12,8 @@ use crate::grade::rubric::Rubric;
 use crate::grade::GradeReport;
 use crate::play::text::{format_points, format_us};
 
-/// An inline code span holding `text` whatever backticks it contains
-/// (bot-controlled text such as a line it sent).
-fn code(text: &str) -> String {
-    let text = &crate::play::text::visible(text);
-    let longest = longest_run(text, '`');
-    let fence = "`".repeat(longest + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') || text.is_empty() {
-        " "
-    } else {
-        ""
-    };
-    format!("{fence}{pad}{text}{pad}{fence}")
-}
-
-/// A fenced code block holding `text` (stderr, a command).
-fn block(text: &str) -> String {
-    // A bot's bytes: ESC and the like would act on a terminal showing it.
-    let text = &crate::play::text::visible(text);
-    let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
-    format!("{fence}text\n{}\n{fence}\n", text.trim_end())
-}
-
-fn longest_run(text: &str, c: char) -> usize {
-    let (mut best, mut run) = (0, 0);
-    for ch in text.chars() {
-        run = if ch == c { run + 1 } else { 0 };
-        best = best.max(run);
-    }
-    best
-}
-
-/// Text for a Markdown table cell: one line, pipes escaped.
-fn cell(text: &str) -> String {
-    crate::play::text::visible(&text.replace('|', "\\|").replace(['\n', '\r'], " "))
-}
+use crate::escape::markdown::{block, code, text as md};
+use crate::escape::terminal;
 
 /// The verdict in one line: `PASS: 90 / 100 points`.
 pub(crate) fn verdict_line(r: &GradeReport) -> String {
@@ -61,7 +28,7 @@ pub(crate) fn verdict_line(r: &GradeReport) -> String {
 /// The feedback page for one graded bot, in Markdown.
 pub fn feedback_markdown(r: &GradeReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# {}: {}\n", cell(&r.rubric_title), cell(&r.bot));
+    let _ = writeln!(out, "# {}: {}\n", md(&r.rubric_title), md(&r.bot));
     let _ = writeln!(out, "**{}**\n", verdict_line(r));
     let _ = writeln!(
         out,
@@ -71,7 +38,7 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
         if r.passed { "met" } else { "not met" }
     );
     if let Some(stop) = &r.stopped {
-        let _ = writeln!(out, "Grading stopped early: {stop}.\n");
+        let _ = writeln!(out, "Grading stopped early: {}.\n", md(stop));
     }
     out.push_str("| | |\n|---|---|\n");
     if r.positions_checked > 0 {
@@ -88,14 +55,10 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
     let _ = writeln!(out, "| forfeits | {} |", r.forfeits);
     if r.denied > 0 {
         // What the sandbox refused, so a student sees why, and a TA who.
-        let example = r
-            .denied_examples
-            .first()
-            .map(|e| cell(e))
-            .unwrap_or_default();
+        let example = r.denied_examples.first().map(|e| md(e)).unwrap_or_default();
         let _ = writeln!(
             out,
-            "| denied by the sandbox | {} (first: `{example}`) |",
+            "| denied by the sandbox | {} (first: {example}) |",
             r.denied
         );
     }
@@ -103,7 +66,7 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
         let _ = writeln!(
             out,
             "| score against {} | {:.1} % over {} games{} |",
-            cell(&s.opponent),
+            md(&s.opponent),
             s.score_pct,
             s.games,
             if s.threshold_pct > 0.0 {
@@ -140,10 +103,10 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
             out,
             "| {} | {} | {} / {} | {} |",
             if i.passed { "✅" } else { "❌" },
-            cell(&i.name),
+            md(&i.name),
             format_points(i.points),
             format_points(i.max_points),
-            cell(&i.detail)
+            md(&i.detail)
         );
     }
     out.push('\n');
@@ -154,7 +117,7 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
             out,
             "Your bot played player {}. {}.\n",
             f.seat,
-            capitalized(&f.reason)
+            md(&capitalized(&f.reason))
         );
         if !f.moves.is_empty() {
             let _ = writeln!(out, "Moves: {}\n", code(&f.moves.join(" ")));
@@ -186,11 +149,11 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
         let _ = writeln!(
             out,
             "Your bot forfeited a game against {} as player {} at move {}: **{}**: {}.\n",
-            cell(&g.opponent),
+            md(&g.opponent),
             g.seat,
             f.move_number,
             f.reason,
-            f.detail.trim_end_matches('.')
+            md(f.detail.trim_end_matches('.'))
         );
         if let Some(line) = &f.line {
             let _ = writeln!(out, "It sent: {}\n", code(line));
@@ -199,7 +162,7 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
             let _ = writeln!(out, "Time taken: {}.\n", format_us(f.time_us as f64));
         }
         if let Some(st) = &f.exit_status {
-            let _ = writeln!(out, "Exit: {st}.\n");
+            let _ = writeln!(out, "Exit: {}.\n", md(st));
         }
         let _ = writeln!(
             out,
@@ -245,7 +208,7 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
                 code(&e.moves.join(" "))
             );
             for n in &e.notes {
-                let _ = writeln!(out, "- {}", cell(n));
+                let _ = writeln!(out, "- {}", md(n));
             }
             if !e.notes.is_empty() {
                 out.push('\n');
@@ -293,7 +256,7 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
                 } else {
                     "a real difference"
                 },
-                m.status,
+                md(&m.status),
                 block(&m.input)
             );
             let _ = writeln!(
@@ -323,14 +286,14 @@ pub fn feedback_markdown(r: &GradeReport) -> String {
         } else {
             let _ = writeln!(out, "{} passed, {} failed:\n", c.passed, c.failed.len());
             for f in &c.failed {
-                let _ = writeln!(out, "- {}", cell(f));
+                let _ = writeln!(out, "- {}", md(f));
             }
             out.push('\n');
         }
     }
 
     if !r.note.is_empty() {
-        let _ = writeln!(out, "Note: {}\n", r.note);
+        let _ = writeln!(out, "Note: {}\n", md(&r.note));
     }
     if !r.reproduce.is_empty() {
         out.push_str("## Reproduce\n\n");
@@ -524,7 +487,9 @@ impl GradeResult {
                     } else {
                         ItemStatus::Failed
                     },
-                    message: i.detail.clone(),
+                    // Plain text in every system that shows it (Gradescope's
+                    // test output, GitHub Classroom's log, CodeRunner's table).
+                    message: terminal::text(&i.detail).into_owned(),
                 })
                 .collect(),
             leaderboard,
@@ -555,7 +520,7 @@ impl GradeResult {
             elapsed_s,
             summary: format!(
                 "Not graded: {}",
-                crate::play::text::visible(error.lines().next().unwrap_or_default())
+                terminal::line(error.lines().next().unwrap_or_default())
             ),
             feedback: format!(
                 "# Not graded\n\nYour submission could not be graded:\n\n{}\nFix this and submit \
@@ -570,7 +535,7 @@ impl GradeResult {
                     max_points: *max,
                     visibility: visibility.clone(),
                     status: ItemStatus::NotGraded,
-                    message: format!("not graded: {error}"),
+                    message: format!("not graded: {}", terminal::text(error)),
                 })
                 .collect(),
             leaderboard: Vec::new(),

@@ -89,16 +89,22 @@ impl Format {
             Format::Gradescope => pretty(&r.gradescope()),
             Format::PrairieLearn => pretty(&prairielearn(r)),
             Format::GithubClassroom => format!("result={}\n", github_classroom_base64(r)),
-            Format::Autolab => autolab(r).to_string() + "\n",
-            Format::CodeRunner => coderunner(r).to_string() + "\n",
+            Format::Autolab => line(&autolab(r)),
+            Format::CodeRunner => line(&coderunner(r)),
             Format::CodeGrade => codegrade(r) + "\n",
         }
     }
 }
 
-/// Pretty JSON and a newline.
+/// Pretty JSON and a newline, safe to print ([`crate::escape::json`]): a TA
+/// reads these files and lines on terminals.
 fn pretty<T: Serialize>(value: &T) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
+    crate::escape::json::to_string_pretty(value).unwrap_or_default() + "\n"
+}
+
+/// One line of JSON and a newline, safe to print.
+fn line<T: Serialize>(value: &T) -> String {
+    crate::escape::json::to_string(value).unwrap_or_default() + "\n"
 }
 
 /// An item's message for a system that cannot hide one item from the
@@ -152,7 +158,7 @@ pub fn prairielearn(r: &GradeResult) -> Value {
         "tests": tests,
     });
     if let Some(e) = &r.error {
-        v["format_errors"] = json!([e]);
+        v["format_errors"] = json!([crate::escape::terminal::text(e)]);
     }
     v
 }
@@ -231,7 +237,7 @@ pub fn github_classroom(r: &GradeResult) -> ClassroomResult {
 /// (one line).
 pub fn github_classroom_base64(r: &GradeResult) -> String {
     base64(
-        serde_json::to_string(&github_classroom(r))
+        crate::escape::json::to_string(&github_classroom(r))
             .unwrap_or_default()
             .as_bytes(),
     )
@@ -274,22 +280,6 @@ pub fn autolab(r: &GradeResult) -> Value {
     json!({ "scores": scores, "scoreboard": board })
 }
 
-/// Text made safe inside HTML.
-pub fn html_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Moodle CodeRunner's combinator template grader result (one JSON line):
 /// `fraction` from 0 to 1, `testresults` (a header row `iscorrect`,
 /// `ishidden`, `Item`, `Points`, `Measured`, then a row per rubric item;
@@ -322,13 +312,13 @@ pub fn coderunner(r: &GradeResult) -> Value {
         "testresults": rows,
         "epiloguehtml": format!(
             "<pre style=\"white-space: pre-wrap\">{}</pre>",
-            html_escape(&r.feedback)
+            crate::escape::html::text(&r.feedback)
         ),
     });
     if let Some(e) = &r.error {
         v["prologuehtml"] = json!(format!(
             "<p><b>Not graded:</b></p><pre>{}</pre>",
-            html_escape(e)
+            crate::escape::html::text(e)
         ));
     }
     v

@@ -307,7 +307,7 @@ pub fn add_to_gradescope(out: &Path, rows: &[LeagueRow]) -> anyhow::Result<()> {
             new.extend(old.iter().filter(|e| !names.contains(&e["name"])).cloned());
         }
         json["leaderboard"] = board;
-        std::fs::write(&path, serde_json::to_string_pretty(&json)? + "\n")
+        std::fs::write(&path, crate::escape::json::to_string_pretty(&json)? + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())

@@ -188,7 +188,7 @@ fn forfeit_log<G: Game>(log: &mut String, rec: &GameRecord, league: &League) {
     if !f.stderr_tail.trim().is_empty() {
         let _ = writeln!(log, "  stderr (last lines):");
         for l in f.stderr_tail.lines() {
-            let _ = writeln!(log, "    {}", crate::play::text::visible(l));
+            let _ = writeln!(log, "    {}", crate::escape::terminal::line(l));
         }
     }
 }

@@ -244,8 +244,11 @@ pub fn export(dir: &Path, out: &Path, rubric: Option<&Path>) -> anyhow::Result<V
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut written = Vec::new();
     let json = out.join("standings.json");
-    std::fs::write(&json, serde_json::to_string_pretty(&ladder)? + "\n")
-        .with_context(|| format!("cannot write {}", json.display()))?;
+    std::fs::write(
+        &json,
+        crate::escape::json::to_string_pretty(&ladder)? + "\n",
+    )
+    .with_context(|| format!("cannot write {}", json.display()))?;
     let csv = out.join("standings.csv");
     std::fs::write(&csv, standings_csv(&ladder))
         .with_context(|| format!("cannot write {}", csv.display()))?;
@@ -421,7 +424,7 @@ fn grade_result(
 
 /// The standings as CSV.
 pub fn standings_csv(ladder: &Ladder) -> String {
-    use crate::play::text::csv_line;
+    use crate::escape::csv::line as csv_line;
     let f = |x: Option<f64>| x.map_or_else(String::new, |v| format!("{v:.1}"));
     let mut out = csv_line([
         "rank", "name", "version", "anchor", "rating", "low", "high", "games", "wins", "draws",

@@ -11,6 +11,7 @@
 
 pub mod admission;
 pub mod db;
+pub mod http;
 pub mod pairing;
 pub mod rating;
 pub mod settings;

@@ -36,11 +36,16 @@ pub fn check_name(name: &str, anchors: &[String]) -> anyhow::Result<()> {
     if name.len() > 64 {
         anyhow::bail!(
             "the name '{}…' is longer than 64 characters",
-            &name[..name.char_indices().nth(20).map_or(name.len(), |c| c.0)]
+            crate::escape::terminal::line(
+                &name[..name.char_indices().nth(20).map_or(name.len(), |c| c.0)]
+            )
         );
     }
     if name.contains(['/', '\\']) || name == "." || name == ".." {
-        anyhow::bail!("the name '{name}' looks like a path: give the student's name alone");
+        anyhow::bail!(
+            "the name '{}' looks like a path: give the student's name alone",
+            crate::escape::terminal::line(name)
+        );
     }
     let ok = name
         .chars()
@@ -50,7 +55,7 @@ pub fn check_name(name: &str, anchors: &[String]) -> anyhow::Result<()> {
         anyhow::bail!(
             "the name '{}' may hold only letters, digits, '.', '_' and '-', and starts with a \
              letter or digit",
-            crate::play::text::visible(name)
+            crate::escape::terminal::line(name)
         );
     }
     if anchors.iter().any(|a| a == name) {

@@ -31,8 +31,9 @@ use axum::Router;
 use serde::{Deserialize, Serialize};
 
 use super::db::{now, Db, Entry, RatingPoint};
+use super::http::WebLimits;
 use super::{LadderCache, LeagueSettings, Snapshot, LADDER};
-use crate::report::html_escape as esc;
+use crate::escape::html::text as esc;
 
 /// How often the ladder is refreshed while games arrive.
 pub const REFIT_EVERY: Duration = Duration::from_secs(3);
@@ -71,9 +72,23 @@ impl Refresher {
     }
 }
 
-/// Serves the league in `dir` on `addr` until interrupted (Ctrl-C or
-/// SIGTERM); `ready` is told the address once it listens.
-pub fn serve(dir: &Path, addr: SocketAddr, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
+/// Serves the league in `dir` on `addr` within `limits` (connections,
+/// and how long one may stall: [`super::http`]) until interrupted (Ctrl-C
+/// or SIGTERM); `ready` is told the address once it listens.
+pub fn serve(
+    dir: &Path,
+    addr: SocketAddr,
+    limits: WebLimits,
+    ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
+    for (setting, value) in [
+        ("max-connections", limits.max_connections),
+        ("max-per-address", limits.max_per_address),
+    ] {
+        if value == 0 {
+            return Err(crate::play::SettingError::new(setting, "must be at least 1").into());
+        }
+    }
     let (shared, mut refresher) = open(dir)?;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -105,13 +120,10 @@ pub fn serve(dir: &Path, addr: SocketAddr, ready: impl FnOnce(SocketAddr)) -> an
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
             ready(listener.local_addr()?);
-            axum::serve(listener, router(shared.clone()))
-                .with_graceful_shutdown(async {
-                    while crate::play::interrupt::interrupted().is_none() {
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                    }
-                })
-                .await?;
+            super::http::serve(listener, router(shared.clone()), limits, || {
+                crate::play::interrupt::interrupted().is_some()
+            })
+            .await;
             Ok::<(), anyhow::Error>(())
         });
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -485,7 +497,7 @@ fn student_main(s: &Shared, name: &str) -> anyhow::Result<Option<String>> {
                 out,
                 "<h3>Version {} admission log</h3><pre class=\"log\">{}</pre>",
                 v.version,
-                esc(&crate::play::text::visible(&v.log).replace("\\n", "\n"))
+                esc(&v.log)
             );
         }
     }

@@ -647,7 +647,7 @@ fn write_standings(
     folder: &crate::play::journal::RunFolder,
     report: &MatchReport,
 ) -> anyhow::Result<()> {
-    let json = serde_json::to_string_pretty(&report.to_json())? + "\n";
+    let json = crate::escape::json::to_string_pretty(&report.to_json())? + "\n";
     folder.write_file("standings.json", json.as_bytes())?;
     folder.write_file(
         "standings.csv",

@@ -104,7 +104,7 @@ pub fn match_text(r: &MatchReport) -> String {
             let _ = writeln!(
                 out,
                 "  stderr: {}",
-                crate::protocol::escape_line(last.as_bytes())
+                crate::escape::terminal::reply(last.as_bytes())
             );
         }
     }

@@ -16,7 +16,6 @@ use crate::bot::{Bot, BotSpec, BuiltinBots, TimeControl};
 use crate::game::GameKind;
 use crate::play::standings::Wdl;
 use crate::play::Log;
-use crate::protocol::escape_line;
 use crate::protocol::{Command, PositionText, FORFEIT_REPLY};
 use crate::{seed, with_game};
 
@@ -124,7 +123,7 @@ pub fn play_session<R: TimedRead, W: Write>(
         Ok(Command::Error(msg)) => bail!("{peer} refused: {msg}"),
         Ok(_) | Err(_) => bail!(
             "the first line from {peer} is '{}', not a v1 'begin' line (is it a v1 server?)",
-            escape_line(first.as_bytes())
+            crate::escape::terminal::reply(first.as_bytes())
         ),
     };
     if let Some(want) = cfg.game {
@@ -194,9 +193,12 @@ fn session<G: BuiltinBots, R: TimedRead, W: Write>(
         if let Some(t) = sent_at.take() {
             report.latencies_us.push(t.elapsed().as_micros() as u64);
         }
-        let command: Command<G> = line
-            .parse()
-            .map_err(|e| anyhow!("{peer} sent '{}': {e}", escape_line(line.as_bytes())))?;
+        let command: Command<G> = line.parse().map_err(|e| {
+            anyhow!(
+                "{peer} sent '{}': {e}",
+                crate::escape::terminal::reply(line.as_bytes())
+            )
+        })?;
         match command {
             Command::Begin(b) => {
                 round += 1;

@@ -4,7 +4,7 @@
 //! Whatever the client sends or does, a round ends as data (a [`Forfeit`]
 //! at worst) and the server goes on.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -18,13 +18,23 @@ use crate::protocol::BotResult;
 use crate::protocol::{self, Allowance, Begin, Command, Heard};
 use crate::protocol::{Forfeit, ForfeitReason};
 
-/// One client connection: a bounded line reader and a buffered writer.
+/// How long one message to a client may take to go out: a client that
+/// does not read what the server writes for this long is gone (its round
+/// forfeited, its connection closed and its slot free), whether it reads
+/// nothing or a byte now and then (docs/network.md).
+pub(crate) const WRITE_STALL: Duration = Duration::from_secs(10);
+
+/// One client connection: a bounded line reader and a writer whose every
+/// message goes out within [`WRITE_STALL`] or not at all.
 pub(crate) struct Conn {
     reader: LineReader<TcpStream>,
-    writer: BufWriter<TcpStream>,
+    writer: TcpStream,
     max_line: usize,
-    /// False once the client is gone or must be dropped.
+    /// False once the client is gone or must be dropped (after what is
+    /// still to be said to it).
     open: bool,
+    /// Set once a write failed: nothing more is written.
+    broken: bool,
 }
 
 impl Conn {
@@ -33,23 +43,66 @@ impl Conn {
         let read_half = stream.try_clone()?;
         Ok(Conn {
             reader: LineReader::new(read_half, max_line),
-            writer: BufWriter::new(stream),
+            writer: stream,
             max_line,
             open: true,
+            broken: false,
         })
     }
 
-    /// Writes `text` and flushes; a failure marks the connection closed.
+    /// Writes `text` whole within [`WRITE_STALL`]; a failure marks the
+    /// connection closed, and nothing more is written after one (each
+    /// later message would wait its own [`WRITE_STALL`] otherwise: a client
+    /// that stopped reading held its slot for several of them).
     pub(crate) fn send(&mut self, text: &str) -> io::Result<()> {
-        let r = self
-            .writer
-            .write_all(text.as_bytes())
-            .and_then(|_| self.writer.flush());
+        if self.broken {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the connection is closed",
+            ));
+        }
+        let r = write_by(
+            &mut self.writer,
+            text.as_bytes(),
+            Instant::now() + WRITE_STALL,
+        );
         if r.is_err() {
             self.open = false;
+            self.broken = true;
         }
         r
     }
+}
+
+/// Writes all of `bytes` to `stream` by `deadline`: each write waits only
+/// what is left, so a client that reads a byte now and then cannot stretch
+/// one message past the deadline (a socket's own write timeout restarts
+/// with every byte that goes out).
+fn write_by(stream: &mut TcpStream, mut bytes: &[u8], deadline: Instant) -> io::Result<()> {
+    while !bytes.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("the client read nothing for {} s", WRITE_STALL.as_secs()),
+            ));
+        }
+        stream.set_write_timeout(Some(left))?;
+        match stream.write(bytes) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            // The deadline check above decides.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// What the match loop needs from a remote player beyond [`Bot`].

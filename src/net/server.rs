@@ -26,10 +26,6 @@ use crate::play::Log;
 use crate::protocol::BotResult;
 use crate::seed;
 
-/// How long a write to a client may block before the client counts as gone:
-/// a client that stops reading must not pin its thread for ever.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// Everything that fixes how a server plays its clients.
 #[derive(Clone, Debug)]
 pub struct ServeConfig {
@@ -369,7 +365,6 @@ fn serve_client<G: BuiltinBots>(sh: &Shared<G>, stream: TcpStream, peer: SocketA
     let cfg = &sh.cfg;
     // Moves are tiny and latency matters more than packet count.
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let conn = match Conn::new(stream, cfg.max_line) {
         Ok(c) => c,
         Err(e) => {

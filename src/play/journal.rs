@@ -488,7 +488,7 @@ impl RunFolder {
         games.notes.extend(notes);
         let text = toml::to_string(config).context("writing the configuration")?;
         folder.write_file(CONFIG, text.as_bytes())?;
-        let print = serde_json::to_string_pretty(bots)? + "\n";
+        let print = crate::escape::json::to_string_pretty(bots)? + "\n";
         folder.write_file(FINGERPRINT, print.as_bytes())?;
         Ok((folder, games))
     }
@@ -505,11 +505,9 @@ impl RunFolder {
             File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?,
         );
         let mut dropped = 0;
-        let mut line = Vec::new();
         scan_games(&self.dir, |r| {
             if keep(r.id) {
-                line.clear();
-                serde_json::to_writer(&mut line, &r)?;
+                let mut line = crate::escape::json::to_vec(&r)?;
                 line.push(b'\n');
                 out.write_all(&line)
                     .with_context(|| format!("cannot write {}", tmp.display()))?;
@@ -544,10 +542,9 @@ impl RunFolder {
 
     /// Appends one game: its JSON and a newline in one `write`.
     pub fn append(&self, rec: &GameRecord) -> anyhow::Result<()> {
-        // Sized for a typical line so the buffer is not regrown while
-        // serialising; a record always serialises (plain data).
-        let mut line = Vec::with_capacity(64 + 48 * rec.moves.len() + rec.final_position.len() * 2);
-        serde_json::to_writer(&mut line, rec)?;
+        // A record always serialises (plain data); what a bot wrote in it
+        // (a stderr tail) is safe to `cat` (`crate::escape::json`).
+        let mut line = crate::escape::json::to_vec(rec)?;
         self.append_line(&mut line)
     }
 
@@ -1114,7 +1111,7 @@ pub fn save_title(dir: &Path, title: &str) -> anyhow::Result<()> {
     // Unreadable settings are replaced, as a run does.
     let mut s = read_settings(dir).ok().flatten().unwrap_or_default();
     s.title = Some(title.to_string());
-    let text = serde_json::to_string_pretty(&s)? + "\n";
+    let text = crate::escape::json::to_string_pretty(&s)? + "\n";
     write_atomic(dir, SETTINGS, text.as_bytes())
 }
 
@@ -1139,7 +1136,7 @@ impl RunFolder {
             s.created = old.created.or(s.created);
             s.title = s.title.or(old.title);
         }
-        let text = serde_json::to_string_pretty(&s)? + "\n";
+        let text = crate::escape::json::to_string_pretty(&s)? + "\n";
         self.write_file(SETTINGS, text.as_bytes())
     }
 }

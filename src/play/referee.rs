@@ -9,7 +9,7 @@ use crate::bot::{Bot, TimeControl};
 use crate::game::{Game, Outcome, Seat};
 use crate::play::record::{GameRecord, Termination};
 use crate::protocol::BotResult;
-use crate::protocol::{escape_line, Forfeit, ForfeitReason};
+use crate::protocol::{Forfeit, ForfeitReason};
 
 /// Everything that fixes one game before it is played.
 #[derive(Clone, Debug)]
@@ -89,7 +89,7 @@ pub fn play_game<G: Game>(
             Ok(mv) => {
                 if let Some(reason) = pos.illegality(mv) {
                     let mut f = Forfeit::new(ForfeitReason::Illegal, reason);
-                    f.line = Some(escape_line(mv.to_string().as_bytes()));
+                    f.line = Some(crate::escape::terminal::reply(mv.to_string().as_bytes()));
                     f.time_us = time_us;
                     forfeit = Some(f.located(seat, pos.ply() + 1, &pos.to_string()));
                 } else {

@@ -265,27 +265,17 @@ impl ReportData {
         }
     }
 
-    /// The data as JSON that is safe inside a `<script>` element: every `<`,
-    /// `>` and `&` is written as a `\u` escape, so no bot-controlled string
-    /// can close the element or open a comment.
+    /// The data as JSON for the page's `<script type="application/json">`
+    /// element ([`crate::escape::html::script_json`]): no bot-controlled
+    /// string can close the element, and none shows a control character or
+    /// a bidi override raw.
     pub(crate) fn to_script_json(&self) -> String {
-        // Serialising plain structs of strings and numbers cannot fail.
-        let raw = serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string());
-        let mut out = String::with_capacity(raw.len() + 64);
-        for ch in raw.chars() {
-            match ch {
-                '<' => out.push_str("\\u003c"),
-                '>' => out.push_str("\\u003e"),
-                '&' => out.push_str("\\u0026"),
-                c => out.push(c),
-            }
-        }
-        out
+        crate::escape::html::script_json(self)
     }
 
     /// The whole page.
     pub fn to_html(&self) -> String {
-        let title = html_escape(&self.title);
+        let title = crate::escape::html::text(&self.title);
         format!(
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width\">\
@@ -330,13 +320,6 @@ fn sample(v: Vec<[f64; 2]>) -> Vec<[f64; 2]> {
         }
     }
     out
-}
-
-pub(crate) fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// Reads `dir/games.jsonl` with the run's settings (`run.json`, or the

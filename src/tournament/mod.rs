@@ -309,7 +309,7 @@ fn play<G: BuiltinBots>(
 
 /// Writes `standings.json` and `standings.csv` into the run folder.
 pub fn write_standings(folder: &RunFolder, summary: &Summary) -> anyhow::Result<()> {
-    let json = serde_json::to_string_pretty(&summary.to_json())? + "\n";
+    let json = crate::escape::json::to_string_pretty(&summary.to_json())? + "\n";
     folder.write_file("standings.json", json.as_bytes())?;
     folder.write_file(
         "standings.csv",

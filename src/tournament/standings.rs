@@ -1,58 +1,55 @@
 //! The standings of a run as people read them: the tables printed at the
 //! end, and `standings.csv`.
 
-use std::fmt::Write as _;
-
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
+use crate::escape::csv;
 use crate::play::stats::elo_trinomial;
-use crate::play::text::csv_field;
 use crate::protocol::ForfeitReason;
 use crate::tournament::Summary;
 
 /// The leaderboard as CSV (`standings.csv`).
 pub(crate) fn standings_csv(summary: &Summary) -> String {
-    let mut out =
-        String::from("rank,bot,games,points,score,wins,draws,losses,elo,elo_low,elo_high,forfeits");
-    for r in ForfeitReason::ALL {
-        let _ = write!(out, ",{r}");
-    }
-    out.push_str(",avg_move_us");
+    let mut header: Vec<String> = [
+        "rank", "bot", "games", "points", "score", "wins", "draws", "losses", "elo", "elo_low",
+        "elo_high", "forfeits",
+    ]
+    .map(String::from)
+    .to_vec();
+    header.extend(ForfeitReason::ALL.iter().map(|r| r.to_string()));
+    header.push("avg_move_us".into());
     // A Swiss tournament's tiebreak and byes, as the last columns.
-    let swiss = summary.swiss.is_some();
-    if swiss {
-        out.push_str(",buchholz,byes");
+    if summary.swiss.is_some() {
+        header.extend(["buchholz".into(), "byes".into()]);
     }
-    out.push('\n');
+    let mut out = csv::line(header);
     for (i, row) in summary.ranked().iter().enumerate() {
         let b = row.bot;
         // f64's own text for an unbounded end: `inf` / `-inf`, which CSV
         // readers (spreadsheets, pandas, Python's float) take as numbers.
         let elo = elo_trinomial(&b.total);
-        let _ = write!(
-            out,
-            "{},{},{},{},{:.4},{},{},{},{:.1},{:.1},{:.1},{}",
-            i + 1,
-            csv_field(&b.name),
-            b.total.games(),
-            b.total.points(),
-            b.total.score(),
-            b.total.wins,
-            b.total.draws,
-            b.total.losses,
-            elo.estimate.0,
-            elo.lower.0,
-            elo.upper.0,
-            b.forfeit_count()
-        );
+        let mut cells = vec![
+            (i + 1).to_string(),
+            b.name.clone(),
+            b.total.games().to_string(),
+            b.total.points().to_string(),
+            format!("{:.4}", b.total.score()),
+            b.total.wins.to_string(),
+            b.total.draws.to_string(),
+            b.total.losses.to_string(),
+            format!("{:.1}", elo.estimate.0),
+            format!("{:.1}", elo.lower.0),
+            format!("{:.1}", elo.upper.0),
+            b.forfeit_count().to_string(),
+        ];
         for r in ForfeitReason::ALL {
-            let _ = write!(out, ",{}", b.forfeits.get(&r).copied().unwrap_or(0));
+            cells.push(b.forfeits.get(&r).copied().unwrap_or(0).to_string());
         }
-        let _ = write!(out, ",{:.1}", b.avg_move_us());
+        cells.push(format!("{:.1}", b.avg_move_us()));
         if let (Some(buchholz), Some(byes)) = (row.buchholz, row.byes) {
-            let _ = write!(out, ",{buchholz:.4},{byes}");
+            cells.extend([format!("{buchholz:.4}"), byes.to_string()]);
         }
-        out.push('\n');
+        out.push_str(&csv::line(cells));
     }
     out
 }

@@ -207,3 +207,94 @@ pub fn resume_equals_full(file: &str, cut: &str, full: &str, total: usize) {
     assert_eq!(lines(cut), total);
     assert_eq!(standings(cut), standings(full));
 }
+
+/// A process started in a process group of its own (a server, and every
+/// bot it starts), stdout piped: killed with its whole group and reaped
+/// when dropped, so that nothing outlives a test, even a failed one.
+pub struct Group {
+    /// The group's leader.
+    pub child: std::process::Child,
+}
+
+impl Group {
+    /// Starts `cmd` in a new process group, stdin from /dev/null, stdout
+    /// piped, stderr dropped.
+    pub fn spawn(cmd: &mut Command) -> Group {
+        use std::os::unix::process::CommandExt;
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("the process starts");
+        Group { child }
+    }
+
+    /// Whether the leader is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        use nix::sys::signal::{killpg, Signal};
+        use nix::unistd::Pid;
+        let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+/// A tic-tac-toe league in `dir` with the anchors random and greedy, seed
+/// 7, sandboxed as far as this machine goes, placing versions in 8 games.
+pub fn league_init(dir: &std::path::Path) {
+    let d = dir.to_str().expect("a UTF-8 path");
+    let o = run(&[
+        "league",
+        "init",
+        d,
+        "--game",
+        "tictactoe",
+        "--anchor",
+        "random",
+        "--anchor",
+        "greedy",
+        "--seed",
+        "7",
+    ]);
+    assert!(o.status.success(), "league init: {}", stderr(&o));
+    let settings = dir.join("league.toml");
+    let text = std::fs::read_to_string(&settings).expect("league.toml");
+    std::fs::write(
+        &settings,
+        text.replace("sandbox = true", "sandbox = \"best-effort\"")
+            .replace("placement_games = 48", "placement_games = 8"),
+    )
+    .expect("league.toml written");
+}
+
+impl Group {
+    /// The first line the process prints on stdout (a server's address).
+    pub fn first_line(&mut self) -> String {
+        use std::io::BufRead;
+        let mut first = String::new();
+        if let Some(out) = self.child.stdout.take() {
+            let _ = std::io::BufReader::new(out).read_line(&mut first);
+        }
+        first
+    }
+
+    /// The address a server listens on, from its first line: `listening
+    /// on ADDR` (`referee serve`) or `... http://ADDR/ ...` (`league
+    /// serve`).
+    pub fn address(&mut self) -> std::net::SocketAddr {
+        let first = self.first_line();
+        let text = match first.split_once("http://") {
+            Some((_, rest)) => rest.split('/').next().unwrap_or(""),
+            None => first.trim().strip_prefix("listening on ").unwrap_or(""),
+        };
+        text.parse()
+            .unwrap_or_else(|_| panic!("no address in {first:?}"))
+    }
+}

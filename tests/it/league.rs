@@ -3,12 +3,11 @@
 //! a prompt printed on stdout), a killed run, and the web page in a real
 //! browser.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{chromium, referee, root, run, run_chromium, stderr, stdout};
+use crate::common::{chromium, referee, root, run, run_chromium, stderr, stdout, Group};
 use referee::league::League;
 
 /// A tic-tac-toe student bot: takes a win, blocks, else the centre, a
@@ -88,28 +87,7 @@ fn ok(args: &[&str]) -> String {
 
 /// A tic-tac-toe league in `dir`, sandboxed as far as this machine goes.
 fn init(dir: &Path) {
-    let d = dir.to_str().unwrap();
-    ok(&[
-        "league",
-        "init",
-        d,
-        "--game",
-        "tictactoe",
-        "--anchor",
-        "random",
-        "--anchor",
-        "greedy",
-        "--seed",
-        "7",
-    ]);
-    let settings = dir.join("league.toml");
-    let text = std::fs::read_to_string(&settings).unwrap();
-    std::fs::write(
-        &settings,
-        text.replace("sandbox = true", "sandbox = \"best-effort\"")
-            .replace("placement_games = 48", "placement_games = 8"),
-    )
-    .unwrap();
+    crate::common::league_init(dir);
 }
 
 fn ladder_json(dir: &str) -> serde_json::Value {
@@ -289,30 +267,8 @@ fn a_semester_from_submissions_to_grades() {
 
 /// `referee args...` in its own process group, so that the test can kill
 /// it and every bot it started at once; its stdout is piped.
-fn spawn_group(args: &[&str]) -> KillOnDrop {
-    use std::os::unix::process::CommandExt;
-    KillOnDrop(
-        referee()
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("referee starts"),
-    )
-}
-
-/// Kills a process group with SIGKILL and reaps its leader.
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-9", "--", &format!("-{}", self.0.id())])
-            .status();
-        let _ = self.0.wait();
-    }
+fn spawn_group(args: &[&str]) -> Group {
+    Group::spawn(referee().args(args))
 }
 
 #[test]
@@ -332,7 +288,7 @@ fn a_killed_run_loses_nothing_and_a_second_run_is_refused() {
             "no games after two minutes"
         );
         assert!(
-            child.0.try_wait().unwrap().is_none(),
+            child.child.try_wait().unwrap().is_none(),
             "the run stopped early"
         );
         std::thread::sleep(Duration::from_millis(100));
@@ -341,7 +297,7 @@ fn a_killed_run_loses_nothing_and_a_second_run_is_refused() {
     let second = run(&["league", "run", d, "--games", "1"]);
     assert_eq!(second.status.code(), Some(2));
     let e = stderr(&second);
-    assert!(e.contains(&format!("pid {}", child.0.id())), "{e}");
+    assert!(e.contains(&format!("pid {}", child.child.id())), "{e}");
     assert_eq!(e.trim().lines().count(), 1, "{e}");
     ok(&["league", "standings", d]);
     drop(child); // kill -9, bots and all
@@ -448,16 +404,7 @@ fn the_web_page_in_a_browser() {
     ok(&["league", "submit", d, "ben", secret.to_str().unwrap()]);
     ok(&["league", "run", d, "--games", "24", "--jobs", "2"]);
     let mut server = spawn_group(&["league", "serve", d, "--listen", "127.0.0.1:0"]);
-    let mut first = String::new();
-    BufReader::new(server.0.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|x| x.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {first:?}"))
-        .to_string();
+    let addr = server.address().to_string();
     let (status, body) = get(&addr, "/");
     assert!(status.contains("200"), "{status}");
     assert!(body.contains("data-name=\"ann\""), "{body}");
