@@ -381,6 +381,8 @@ pub(crate) struct Confinement {
     watch_tmp: Option<(PathBuf, u64)>,
     /// The cap of the memory cgroup, in MiB (for the verdict).
     memory_mb: u64,
+    /// Whether the bot is process 1 of a PID namespace of its own.
+    own_pid_namespace: bool,
 }
 
 impl std::fmt::Debug for Confinement {
@@ -432,7 +434,9 @@ impl Confinement {
         if let Some(f) = &self.freezable {
             f.gone();
         }
-        if let Some(m) = &self.members {
+        // In a PID namespace of its own the kernel ends every process of
+        // the bot with its first one, which referee kills.
+        if let (Some(m), false) = (&self.members, self.own_pid_namespace) {
             m.kill();
         }
     }
@@ -556,8 +560,10 @@ pub(crate) fn prepare(
         .unwrap_or(DEFAULT_SANDBOX_PROCESSES);
     let tmp_mb = spec.limits.tmp_mb.unwrap_or(DEFAULT_TMP_MB);
     // The kernel's rules read the bot's own folders in their copies.
-    let read: Vec<PathBuf> = readable(spec, &spec.sandbox_read)
-        .into_iter()
+    let readable_dirs = readable(spec, &spec.sandbox_read);
+    let read: Vec<PathBuf> = readable_dirs
+        .iter()
+        .cloned()
         .map(|d| copies.as_ref().and_then(|cp| cp.translate(&d)).unwrap_or(d))
         .collect();
     let landlock = if s.landlock_abi > 0 {
@@ -566,7 +572,13 @@ pub(crate) fn prepare(
         None
     };
     let mounts = if s.mounts {
-        Some(view::mounts(spec, tmp, tmp_mb, copies.as_deref())?)
+        Some(view::mounts(
+            spec,
+            &readable_dirs,
+            tmp,
+            tmp_mb,
+            copies.as_deref(),
+        )?)
     } else {
         None
     };
@@ -633,6 +645,7 @@ pub(crate) fn prepare(
         watch_memory: if memory_cgroup { 0 } else { memory_mb << 20 },
         watch_tmp: (!s.mounts && tmp_mb > 0).then(|| (tmp.to_path_buf(), tmp_mb << 20)),
         memory_mb,
+        own_pid_namespace: s.namespaces,
         freezable: None,
     };
     Ok((prepared, confinement))

@@ -245,10 +245,11 @@ fn read_only_flags(dir: &Path) -> nix::libc::c_ulong {
 }
 
 /// The bot's private view of the file system (see [`Mounts`]): what it may
-/// read (its own folders from `copies` when it has them), its devices and
-/// links, and `tmp` as its root and `TMPDIR`.
+/// read (`readable_dirs`, its own folders from `copies` when it has them),
+/// its devices and links, and `tmp` as its root and `TMPDIR`.
 pub(crate) fn mounts(
     spec: &ExternalSpec,
+    readable_dirs: &[PathBuf],
     tmp: &Path,
     tmp_mb: u64,
     copies: Option<&Copies>,
@@ -263,7 +264,7 @@ pub(crate) fn mounts(
         }
     };
     let mut readable_set: Vec<PathBuf> = Vec::new();
-    for d in readable(spec, &spec.sandbox_read) {
+    for d in readable_dirs.iter().cloned() {
         if d == Path::new("/") {
             // The whole file system, asked by whoever runs referee: every
             // top folder but the kernel's own and the temporary folders'.
