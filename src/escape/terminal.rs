@@ -26,6 +26,11 @@ pub fn is_special(c: char) -> bool {
                 | '\u{2066}'..='\u{2069}'
                 | '\u{2028}'
                 | '\u{2029}'
+                // Invisible: zero widths, word joiners, the byte-order mark
+                // (which readers of a CSV file or a terminal drop or hide).
+                | '\u{200b}'..='\u{200d}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{feff}'
         )
 }
 
