@@ -8,7 +8,7 @@
 //! of an empty tree with the host's `/usr` and `/etc` mounted read-only.
 //! These tests need a running Docker daemon (`.ci/run` installs Debian's
 //! `docker.io` and starts `dockerd`); they are slow, so they run with
-//! `cargo test --release -- --ignored`.
+//! `cargo test --release -- --ignored --test-threads 1`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -305,7 +305,7 @@ fn value<'a>(text: &'a str, key: &str) -> &'a str {
 }
 
 #[test]
-#[ignore = "slow: Docker containers (cargo test --release -- --ignored)"]
+#[ignore = "slow: Docker containers (cargo test --release -- --ignored --test-threads 1)"]
 fn in_a_gradescope_container_a_submission_reads_nothing_of_the_graders_and_leaves_nothing() {
     if !docker() {
         return;
@@ -332,7 +332,7 @@ fn in_a_gradescope_container_a_submission_reads_nothing_of_the_graders_and_leave
 }
 
 #[test]
-#[ignore = "slow: Docker containers (cargo test --release -- --ignored)"]
+#[ignore = "slow: Docker containers (cargo test --release -- --ignored --test-threads 1)"]
 fn in_a_gradescope_container_the_grade_is_the_one_on_the_host() {
     if !docker() {
         return;
@@ -435,7 +435,7 @@ print("read:" + ",".join(got), file=sys.stderr, flush=True)
 }
 
 #[test]
-#[ignore = "slow: Docker containers (cargo test --release -- --ignored)"]
+#[ignore = "slow: Docker containers (cargo test --release -- --ignored --test-threads 1)"]
 fn in_a_container_grade_all_keeps_classmates_apart_and_leaves_nothing() {
     if !docker() {
         return;
@@ -483,7 +483,7 @@ fn in_a_container_grade_all_keeps_classmates_apart_and_leaves_nothing() {
 }
 
 #[test]
-#[ignore = "slow: Docker containers (cargo test --release -- --ignored)"]
+#[ignore = "slow: Docker containers (cargo test --release -- --ignored --test-threads 1)"]
 fn in_a_container_a_killed_referee_leaves_no_process_of_a_bot() {
     if !docker() {
         return;
@@ -518,7 +518,7 @@ fn in_a_container_a_killed_referee_leaves_no_process_of_a_bot() {
 }
 
 #[test]
-#[ignore = "slow: Docker containers (cargo test --release -- --ignored)"]
+#[ignore = "slow: Docker containers (cargo test --release -- --ignored --test-threads 1)"]
 fn on_a_node_without_namespaces_or_root_the_strict_sandbox_names_what_it_lacks() {
     if !docker() {
         return;
@@ -557,7 +557,7 @@ fn on_a_node_without_namespaces_or_root_the_strict_sandbox_names_what_it_lacks()
 }
 
 #[test]
-#[ignore = "slow: Docker containers (cargo test --release -- --ignored)"]
+#[ignore = "slow: Docker containers (cargo test --release -- --ignored --test-threads 1)"]
 fn in_a_container_memory_processes_and_cpu_are_held_per_bot() {
     if !docker() {
         return;
